@@ -1,0 +1,43 @@
+// swift-tools-version: 6.0
+// hark: a command-line audio recorder for Linux. See README.md for the architecture.
+import PackageDescription
+
+let package = Package(
+    name: "hark",
+    products: [
+        .executable(name: "hark", targets: ["hark"]),
+        .library(name: "AudioFormat", targets: ["AudioFormat"]),
+        .library(name: "RingBuffer", targets: ["RingBuffer"]),
+        .library(name: "Realtime", targets: ["Realtime"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Encoding", targets: ["Encoding"]),
+        .library(name: "Recorder", targets: ["Recorder"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // C libraries, reached only through these system-library targets and their shim headers.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+
+        // One module per stage of the data flow.
+        .target(name: "AudioFormat"),
+        .target(name: "RingBuffer"),
+        .target(name: "Realtime"),
+        .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime"]),
+        .target(name: "Encoding", dependencies: ["CFLAC", "AudioFormat"]),
+        .target(
+            name: "Recorder",
+            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding"]
+        ),
+        .executableTarget(
+            name: "hark",
+            dependencies: ["Recorder", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat"]),
+    ]
+)

@@ -1,0 +1,19 @@
+// The ALSA headers, plus the few calls Swift cannot make directly.
+#ifndef HARK_CALSA_SHIM_H
+#define HARK_CALSA_SHIM_H
+
+#include <alsa/asoundlib.h>
+
+// snd_lib_error_set_handler takes a variadic callback, which Swift cannot write.
+// hark reports every ALSA error itself (one line, with an exit code), so ALSA's own
+// stderr chatter is replaced by a handler that does nothing.
+static void hark_alsa_discard_error(const char *file, int line, const char *function,
+                                    int err, const char *fmt, ...) {
+    (void)file; (void)line; (void)function; (void)err; (void)fmt;
+}
+
+static inline void hark_alsa_silence_library_errors(void) {
+    snd_lib_error_set_handler(hark_alsa_discard_error);
+}
+
+#endif

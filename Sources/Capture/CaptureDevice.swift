@@ -1,0 +1,161 @@
+import AudioFormat
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open ALSA capture PCM, configured and ready to start. Owns the `snd_pcm_t`.
+///
+/// A final class rather than a `~Copyable` struct because it is handed from the thread that opens
+/// it to the capture thread's escaping closure, which cannot consume a noncopyable value. Only one
+/// thread uses it at a time: the opener until `CaptureLoop` starts, then the capture thread.
+///
+/// Every C call in the capture hot path is in this file.
+public final class CaptureDevice: @unchecked Sendable {
+    private let pcm: OpaquePointer
+    /// Preallocated once so the overrun path needs no allocation.
+    private let status: OpaquePointer
+    /// One period of space for frames read while the ring is full, which are then dropped.
+    private let scratch: UnsafeMutableRawPointer
+    /// What the device agreed to.
+    public let negotiated: NegotiatedCapture
+
+    /// Opens `request.device` for capture in non-blocking mode and negotiates its parameters.
+    ///
+    /// Not real-time safe. The corresponding C functions are `snd_pcm_open` and `snd_pcm_hw_params`.
+    public init(opening request: CaptureRequest) throws(CaptureOpenError) {
+        ALSALibrary.silenceErrorMessages()
+        var handle: OpaquePointer?
+        let opened = snd_pcm_open(&handle, request.device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
+        guard opened >= 0, let handle else {
+            throw Self.openError(device: request.device, code: -opened)
+        }
+        var statusHandle: OpaquePointer?
+        guard snd_pcm_status_malloc(&statusHandle) == 0, let statusHandle else {
+            snd_pcm_close(handle)
+            throw .unavailable(device: request.device, reason: "out of memory")
+        }
+        do {
+            let parameters = try ALSAHardwareParameters(pcm: handle, device: request.device)
+            negotiated = try parameters.negotiate(request)
+        } catch {
+            snd_pcm_status_free(statusHandle)
+            snd_pcm_close(handle)
+            throw error
+        }
+        pcm = handle
+        status = statusHandle
+        scratch = .allocate(byteCount: negotiated.periodFrames * negotiated.format.bytesPerFrame, alignment: 64)
+    }
+
+    deinit {
+        snd_pcm_close(pcm)
+        snd_pcm_status_free(status)
+        scratch.deallocate()
+    }
+
+    private static func openError(device: String, code: Int32) -> CaptureOpenError {
+        switch code {
+        case ENOENT, ENODEV, ENXIO: .notFound(device: device)
+        case EBUSY: .unavailable(device: device, reason: "the device is busy (another program is using it)")
+        default: .unavailable(device: device, reason: String(cString: snd_strerror(-code)))
+        }
+    }
+
+    // MARK: Hot path (capture thread only; real-time safe)
+
+    /// Starts the stream so frames accumulate from now. The corresponding C function is `snd_pcm_start`.
+    func start() -> CaptureStep {
+        let result = snd_pcm_start(pcm)
+        return result < 0 && result != -EBADFD ? Self.step(forError: result) : .frames(0)
+    }
+
+    /// Reads up to `frames` interleaved frames into `buffer` without blocking.
+    /// The corresponding C function is `snd_pcm_readi`.
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
+        let result = snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(frames))
+        return result >= 0 ? .frames(Int(result)) : Self.step(forError: Int32(result))
+    }
+
+    /// Reads up to one period into scratch space whose contents are thrown away.
+    func readIntoScratch(frames: Int) -> CaptureStep {
+        read(into: scratch, frames: min(frames, negotiated.periodFrames))
+    }
+
+    /// Sleeps until a period is readable, an error occurs, or `milliseconds` pass.
+    /// The corresponding C function is `snd_pcm_wait`.
+    func waitForFrames(milliseconds: Int32) -> CaptureStep {
+        let result = snd_pcm_wait(pcm, milliseconds)
+        return result >= 0 ? .frames(0) : Self.step(forError: result)
+    }
+
+    /// Measures how long the device has been overrun, then prepares and restarts it, as arecord's
+    /// `xrun()` does. Returns the frames lost, or nil when the device cannot be recovered.
+    /// The corresponding C functions are `snd_pcm_status` and `snd_pcm_prepare`.
+    func recoverFromOverrun() -> Int? {
+        var lost = 0
+        if snd_pcm_status(pcm, status) >= 0, snd_pcm_status_get_state(status) == SND_PCM_STATE_XRUN {
+            var now = snd_htimestamp_t()
+            var trigger = snd_htimestamp_t()
+            snd_pcm_status_get_htstamp(status, &now)
+            snd_pcm_status_get_trigger_htstamp(status, &trigger)
+            let nanoseconds = (Int(now.tv_sec) - Int(trigger.tv_sec)) * 1_000_000_000
+                + (Int(now.tv_nsec) - Int(trigger.tv_nsec))
+            lost = max(0, nanoseconds) * negotiated.format.sampleRate / 1_000_000_000
+        }
+        guard snd_pcm_prepare(pcm) >= 0 else { return nil }
+        _ = snd_pcm_start(pcm)
+        return lost
+    }
+
+    /// Resumes after a system suspend as arecord's `suspend()` does: retry resume while the driver
+    /// says "again", and prepare when resume is not supported. Returns false when the device is gone.
+    /// The corresponding C functions are `snd_pcm_resume` and `snd_pcm_prepare`.
+    func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool {
+        var result = snd_pcm_resume(pcm)
+        while result == -EAGAIN && !shouldGiveUp() {
+            var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+            nanosleep(&pause, nil)
+            result = snd_pcm_resume(pcm)
+        }
+        if result < 0 {
+            guard snd_pcm_prepare(pcm) >= 0 else { return false }
+        }
+        _ = snd_pcm_start(pcm)
+        return true
+    }
+
+    /// Stops the stream and drops buffered frames. The corresponding C function is `snd_pcm_drop`.
+    func drop() {
+        _ = snd_pcm_drop(pcm)
+    }
+
+    private static func step(forError result: Int32) -> CaptureStep {
+        switch -result {
+        case EAGAIN: .wouldBlock
+        case EPIPE: .overrun
+        case ESTRPIPE: .suspended
+        default: .failed(ALSAError("snd_pcm_readi", returned: result))
+        }
+    }
+}
+
+/// The outcome of one step of the capture loop. Expected outcomes are values, not errors, so the
+/// hot path never throws (see swift-nio's `IOResult`).
+enum CaptureStep: Equatable {
+    case frames(Int)
+    case wouldBlock
+    case overrun
+    case suspended
+    /// The device failed in a way that cannot be recovered (unplugged, server gone).
+    case failed(ALSAError)
+}
+
+/// Process-wide ALSA settings.
+enum ALSALibrary {
+    /// hark reports every ALSA error itself, as one line with an exit code, so ALSA's own messages
+    /// on stderr are silenced. Idempotent.
+    static func silenceErrorMessages() {
+        hark_alsa_silence_library_errors()
+    }
+}

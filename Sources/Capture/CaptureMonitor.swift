@@ -1,0 +1,64 @@
+import Synchronization
+
+/// State the capture thread shares with the rest of the session: counters it publishes, the
+/// stop request it obeys, and how it ended.
+///
+/// Every counter is written only by the capture thread and read by others as a snapshot, so
+/// relaxed ordering is enough for them; `isFinished` is the one flag that orders memory (see there).
+public final class CaptureMonitor: Sendable {
+    /// Frames read from the device and offered to the ring (including dropped ones).
+    public let framesCaptured = Atomic<Int>(0)
+    /// Overruns: times the device buffer filled before the capture thread read it.
+    public let overruns = Atomic<Int>(0)
+    /// Frames the device discarded during overruns, measured from its status timestamps.
+    public let framesLostToOverruns = Atomic<Int>(0)
+    /// Frames read from the device but not stored because the ring was full.
+    public let framesDropped = Atomic<Int>(0)
+
+    private let stopRequest = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+    private let reason = Atomic<Int>(CaptureEndReason.stopRequested.rawValue)
+    private let failureCode = Atomic<Int32>(0)
+
+    public init() {}
+
+    /// Asks the capture thread to stop after its current step. Safe from any thread.
+    public func requestStop() {
+        stopRequest.store(true, ordering: .relaxed)
+    }
+
+    /// Whether a stop was requested. Relaxed: the flag carries no data with it.
+    public var isStopRequested: Bool { stopRequest.load(ordering: .relaxed) }
+
+    /// Whether the capture thread has written its last frame into the ring.
+    ///
+    /// Acquire pairs with the release in `finish(because:)`: once true, every frame the capture
+    /// thread committed is visible to the reader, so a consumer that then finds the ring empty has
+    /// really drained it.
+    public var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Why capture ended; meaningful once `isFinished` is true.
+    public var endReason: CaptureEndReason {
+        CaptureEndReason(rawValue: reason.load(ordering: .relaxed)) ?? .stopRequested
+    }
+
+    /// The errno of the device failure when `endReason` is `.deviceLost`.
+    public var deviceErrorCode: Int32 { failureCode.load(ordering: .relaxed) }
+
+    func finish(because endReason: CaptureEndReason, errorCode: Int32 = 0) {
+        reason.store(endReason.rawValue, ordering: .relaxed)
+        failureCode.store(errorCode, ordering: .relaxed)
+        // Release: the reason, the counters and every committed frame happen before this flag.
+        finished.store(true, ordering: .releasing)
+    }
+}
+
+/// Why the capture loop stopped.
+public enum CaptureEndReason: Int, Sendable {
+    /// A signal or the session asked it to stop.
+    case stopRequested
+    /// The requested number of frames (`-d`) was captured.
+    case frameLimitReached
+    /// The device failed or vanished (unplugged, sound server gone, stopped delivering audio).
+    case deviceLost
+}

@@ -1,0 +1,49 @@
+import AudioFormat
+
+/// What the user asks a capture device for. The device may adjust period and buffer sizes;
+/// format, channels and rate must be met exactly (ALSA's plug layer converts where it can).
+public struct CaptureRequest: Sendable, Equatable {
+    public var device: String
+    public var format: PCMFormat
+    /// Requested period (the unit the device delivers in), in microseconds.
+    public var periodMicroseconds: Int
+    /// Requested device buffer, in microseconds. Must exceed the period.
+    public var bufferMicroseconds: Int
+
+    /// 25 ms periods keep the first encoded byte well inside 100 ms; a 500 ms device buffer (as
+    /// arecord uses) rides out scheduling hiccups of the capture thread without an overrun.
+    public static let defaultPeriodMicroseconds = 25_000
+    public static let defaultBufferMicroseconds = 500_000
+
+    public init(
+        device: String, format: PCMFormat,
+        periodMicroseconds: Int = CaptureRequest.defaultPeriodMicroseconds,
+        bufferMicroseconds: Int = CaptureRequest.defaultBufferMicroseconds
+    ) {
+        self.device = device
+        self.format = format
+        self.periodMicroseconds = periodMicroseconds
+        self.bufferMicroseconds = bufferMicroseconds
+    }
+}
+
+/// What the device actually agreed to.
+public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
+    public let device: String
+    public let format: PCMFormat
+    public let periodFrames: Int
+    public let bufferFrames: Int
+
+    public var description: String {
+        let rate = Double(format.sampleRate)
+        let periodMs = Double(periodFrames) * 1000 / rate
+        let bufferMs = Double(bufferFrames) * 1000 / rate
+        return "\(format), period \(periodFrames) frames (\(formatMilliseconds(periodMs)) ms), "
+            + "buffer \(bufferFrames) frames (\(formatMilliseconds(bufferMs)) ms)"
+    }
+}
+
+func formatMilliseconds(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}

@@ -1,0 +1,28 @@
+/// A real-time encoder: takes interleaved frames in the capture format, writes a finished stream.
+///
+/// `encode` runs on the encoder thread once per drained ring region and must not allocate;
+/// `finish` runs once, after the ring is drained.
+public protocol AudioEncoder: AnyObject {
+    /// Encodes `frames`, a whole number of interleaved frames in the capture format.
+    func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError)
+    /// Flushes everything and finalizes the stream (for a seekable file, rewrites its header).
+    func finish() throws(EncoderError)
+}
+
+/// Why an encoder stopped. Each case names a user-visible problem.
+public enum EncoderError: Error, Equatable, CustomStringConvertible {
+    /// Writing the output failed with this errno (disk full, file too large, reader gone).
+    case writeFailed(errno: Int32)
+    /// The codec library refused a setting or failed; the text is the library's own.
+    case libraryFailed(String)
+    /// `--verify` decoded a frame that differs from its input.
+    case verificationFailed
+
+    public var description: String {
+        switch self {
+        case .writeFailed(let code): "cannot write the output: \(OutputErrorText.describe(errno: code))"
+        case .libraryFailed(let reason): "encoder failed: \(reason)"
+        case .verificationFailed: "verification failed: the encoded audio does not decode to its input"
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import AudioFormat
+import CFLAC
+
+/// Settings a user can choose for FLAC output.
+public struct FLACSettings: Sendable, Equatable {
+    /// libFLAC's compression presets, 0 (fastest) to 8 (smallest).
+    public var compressionLevel: Int
+    /// Decode every frame again inside the encoder and compare with the input.
+    public var verify: Bool
+    /// Frames the stream is expected to hold, when known (`-d`); a hint for decoders of a stream
+    /// whose header cannot be rewritten, such as stdout.
+    public var expectedFrames: Int?
+
+    public static let compressionLevels = 0...8
+
+    public init(compressionLevel: Int = 5, verify: Bool = false, expectedFrames: Int? = nil) {
+        self.compressionLevel = compressionLevel
+        self.verify = verify
+        self.expectedFrames = expectedFrames
+    }
+}
+
+/// Encodes to FLAC with libFLAC's stream encoder, writing through an `OutputSink`.
+///
+/// For a seekable sink, libFLAC's seek and tell callbacks are installed, so `finish()` rewrites
+/// STREAMINFO with the true total samples and the MD5 of the audio. For a pipe they are not, and
+/// the stream is valid but its STREAMINFO holds 0 (unknown) total samples.
+///
+/// `encode` converts into a preallocated `Int32` buffer and allocates nothing.
+public final class FLACEncoder: AudioEncoder {
+    private let encoder: UnsafeMutablePointer<FLAC__StreamEncoder>
+    private let sink: OutputSink
+    private let sampleFormat: SampleFormat
+    private let channels: Int
+    private let bytesPerFrame: Int
+    private let conversion: UnsafeMutablePointer<Int32>
+    private let conversionFrames: Int
+
+    /// Sets up libFLAC for `format` and writes the stream header.
+    /// Not real-time safe. The corresponding C functions are `FLAC__stream_encoder_new`,
+    /// `FLAC__stream_encoder_set_*` and `FLAC__stream_encoder_init_stream`.
+    public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink, conversionFrames: Int = 4096)
+        throws(EncoderError)
+    {
+        guard FLACSettings.compressionLevels.contains(settings.compressionLevel) else {
+            throw .libraryFailed("compression level \(settings.compressionLevel) is outside 0…8")
+        }
+        guard let encoder = FLAC__stream_encoder_new() else { throw .libraryFailed("out of memory") }
+        self.encoder = encoder
+        self.sink = sink
+        self.sampleFormat = format.sampleFormat
+        self.channels = format.channels
+        self.bytesPerFrame = format.bytesPerFrame
+        self.conversionFrames = conversionFrames
+        conversion = .allocate(capacity: conversionFrames * format.channels)
+
+        let bitsPerSample = format.sampleFormat.encodedBitsPerSample
+        _ = FLAC__stream_encoder_set_channels(encoder, UInt32(format.channels))
+        _ = FLAC__stream_encoder_set_bits_per_sample(encoder, UInt32(bitsPerSample))
+        _ = FLAC__stream_encoder_set_sample_rate(encoder, UInt32(format.sampleRate))
+        _ = FLAC__stream_encoder_set_compression_level(encoder, UInt32(settings.compressionLevel))
+        _ = FLAC__stream_encoder_set_verify(encoder, settings.verify ? 1 : 0)
+        // The streamable subset allows at most 24 bits per sample and 48 kHz-friendly block sizes;
+        // 32-bit or unusual streams are valid FLAC outside it.
+        let isSubset = bitsPerSample <= 24 && format.sampleRate <= 655_350 && format.channels <= 8
+        _ = FLAC__stream_encoder_set_streamable_subset(encoder, isSubset ? 1 : 0)
+        if let expected = settings.expectedFrames {
+            _ = FLAC__stream_encoder_set_total_samples_estimate(encoder, UInt64(expected))
+        }
+
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        let status = FLAC__stream_encoder_init_stream(
+            encoder, flacWriteCallback,
+            sink.isSeekable ? flacSeekCallback : nil,
+            sink.isSeekable ? flacTellCallback : nil,
+            nil, context)
+        guard status == FLAC__STREAM_ENCODER_INIT_STATUS_OK else {
+            let failure = sink.failure
+            conversion.deallocate()
+            FLAC__stream_encoder_delete(encoder)
+            if let failure { throw .writeFailed(errno: failure) }
+            throw .libraryFailed("cannot start the FLAC encoder (\(status.rawValue))")
+        }
+    }
+
+    deinit {
+        conversion.deallocate()
+        FLAC__stream_encoder_delete(encoder)
+    }
+
+    /// The version of libFLAC in use, e.g. "1.4.2".
+    public static var libraryVersion: String { String(cString: hark_flac_version()) }
+
+    public func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
+        var frameOffset = 0
+        let totalFrames = frames.count / bytesPerFrame
+        while frameOffset < totalFrames {
+            let chunk = min(conversionFrames, totalFrames - frameOffset)
+            SampleConversion.toInt32(frames.baseAddress! + frameOffset * bytesPerFrame, format: sampleFormat,
+                                     sampleCount: chunk * channels, into: conversion)
+            guard FLAC__stream_encoder_process_interleaved(encoder, conversion, UInt32(chunk)) != 0 else {
+                throw currentError()
+            }
+            frameOffset += chunk
+        }
+    }
+
+    public func finish() throws(EncoderError) {
+        guard FLAC__stream_encoder_finish(encoder) != 0 else { throw currentError() }
+        if let failure = sink.failure { throw .writeFailed(errno: failure) }
+    }
+
+    private func currentError() -> EncoderError {
+        if let failure = sink.failure { return .writeFailed(errno: failure) }
+        let state = FLAC__stream_encoder_get_state(encoder)
+        if state == FLAC__STREAM_ENCODER_VERIFY_MISMATCH_IN_AUDIO_DATA { return .verificationFailed }
+        return .libraryFailed(String(cString: FLAC__stream_encoder_get_resolved_state_string(encoder)))
+    }
+}
+
+// libFLAC's callbacks: C function pointers, so they capture nothing; the sink arrives as client data.
+
+private func flacWriteCallback(
+    _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ buffer: UnsafePointer<FLAC__byte>?, _ bytes: Int,
+    _ samples: UInt32, _ currentFrame: UInt32, _ context: UnsafeMutableRawPointer?
+) -> FLAC__StreamEncoderWriteStatus {
+    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    let written = sink.write(UnsafeRawBufferPointer(start: buffer, count: bytes))
+    return written ? FLAC__STREAM_ENCODER_WRITE_STATUS_OK : FLAC__STREAM_ENCODER_WRITE_STATUS_FATAL_ERROR
+}
+
+private func flacSeekCallback(
+    _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ offset: FLAC__uint64, _ context: UnsafeMutableRawPointer?
+) -> FLAC__StreamEncoderSeekStatus {
+    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    return sink.seek(to: Int(offset)) ? FLAC__STREAM_ENCODER_SEEK_STATUS_OK : FLAC__STREAM_ENCODER_SEEK_STATUS_ERROR
+}
+
+private func flacTellCallback(
+    _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ offset: UnsafeMutablePointer<FLAC__uint64>?,
+    _ context: UnsafeMutableRawPointer?
+) -> FLAC__StreamEncoderTellStatus {
+    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    offset?.pointee = FLAC__uint64(sink.currentOffset)
+    return FLAC__STREAM_ENCODER_TELL_STATUS_OK
+}

@@ -1,0 +1,80 @@
+import Capture
+import Encoding
+import Realtime
+import RingBuffer
+import Synchronization
+
+/// The encoder thread's loop: ring → encoder → output, until capture has finished and the ring is
+/// empty, then `finish()`.
+///
+/// It sleeps on `dataReady` between periods and never spins. Per period it allocates nothing and
+/// takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
+/// converts them in place into its preallocated buffer.
+final class EncoderLoop: @unchecked Sendable {
+    private let ring: FrameRingBuffer
+    private let encoder: any AudioEncoder
+    private let monitor: CaptureMonitor
+    private let dataReady: WakeSignal
+
+    /// Frames handed to the encoder. Written by the encoder thread, read by others as a snapshot.
+    let framesEncoded = Atomic<Int>(0)
+    /// Set with release once the loop has returned; `outcome` is then final.
+    private let done = Atomic<Bool>(false)
+    /// Written only by the encoder thread before `done` is released; read only after acquiring it.
+    private var failure: EncoderError?
+
+    init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal) {
+        self.ring = ring
+        self.encoder = encoder
+        self.monitor = monitor
+        self.dataReady = dataReady
+    }
+
+    /// Whether the loop has returned. Acquire pairs with the release at the end of `run()`.
+    var isDone: Bool { done.load(ordering: .acquiring) }
+
+    /// The encoder's failure, if any. Valid once `isDone` is true.
+    var outcome: EncoderError? {
+        precondition(isDone, "the encoder loop is still running")
+        return failure
+    }
+
+    /// Runs on the encoder thread.
+    func run() {
+        failure = drainUntilCaptureEnds()
+        if failure != nil {
+            // The output is broken: stop capturing, there is nowhere to put more audio.
+            monitor.requestStop()
+        } else {
+            do throws(EncoderError) { try encoder.finish() } catch { failure = error }
+        }
+        done.store(true, ordering: .releasing)
+    }
+
+    private func drainUntilCaptureEnds() -> EncoderError? {
+        do throws(EncoderError) {
+            while true {
+                // Read `isFinished` before draining: if it was already true, this drain sees every
+                // frame capture will ever commit (acquire/release in CaptureMonitor).
+                let captureFinished = monitor.isFinished
+                try drainRing()
+                if captureFinished { return nil }
+                dataReady.wait(timeoutNanoseconds: 100_000_000)
+            }
+        } catch {
+            return error
+        }
+    }
+
+    private func drainRing() throws(EncoderError) {
+        while true {
+            let consumed = try ring.withReadableRegions(maxFrames: ring.capacityFrames) { regions throws(EncoderError) in
+                if !regions.first.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.first)) }
+                if !regions.second.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.second)) }
+                return regions.frameCount
+            }
+            if consumed == 0 { return }
+            framesEncoded.add(consumed, ordering: .relaxed)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a recording goes, as the user named it.
+public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
+    case file(path: String)
+    case standardOutput
+
+    public var description: String {
+        switch self {
+        case .file(let path): path
+        case .standardOutput: "stdout"
+        }
+    }
+}
+
+/// The output's file descriptor, and the promise that a failed start leaves nothing behind.
+///
+/// A regular file is written under a hidden temporary name in the same directory and renamed onto
+/// the requested path only once capture has started (`commit()`), so an existing file survives a
+/// recording that never started, and a failed start removes its temporary file (`discard()`).
+/// Standard output, devices and FIFOs are written in place.
+final class OutputTarget {
+    let destination: OutputDestination
+    let fileDescriptor: Int32
+    private var temporaryPath: String?
+
+    /// Creates the output. Throws `.cannotCreateOutput` before any device is touched.
+    init(_ destination: OutputDestination) throws(RecordingError) {
+        self.destination = destination
+        switch destination {
+        case .standardOutput:
+            fileDescriptor = STDOUT_FILENO
+        case .file(let path):
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                if (info.st_mode & S_IFMT) == S_IFDIR {
+                    throw .cannotCreateOutput(path: path, reason: "it is a directory")
+                }
+                let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: Self.errnoText()) }
+                fileDescriptor = descriptor
+                return
+            }
+            let temporary = Self.temporaryName(for: path)
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            guard descriptor >= 0 else {
+                throw .cannotCreateOutput(path: path, reason: Self.errnoText())
+            }
+            fileDescriptor = descriptor
+            temporaryPath = temporary
+        }
+    }
+
+    deinit {
+        if let temporaryPath { unlink(temporaryPath) }
+        if fileDescriptor != STDOUT_FILENO { close(fileDescriptor) }
+    }
+
+    /// Moves the file to its requested name: called once recording has started.
+    func commit() throws(RecordingError) {
+        guard let temporary = temporaryPath, case .file(let path) = destination else { return }
+        guard rename(temporary, path) == 0 else {
+            throw .cannotCreateOutput(path: path, reason: Self.errnoText())
+        }
+        temporaryPath = nil
+    }
+
+    /// Removes a file that was never committed. Idempotent.
+    func discard() {
+        if let temporaryPath {
+            unlink(temporaryPath)
+            self.temporaryPath = nil
+        }
+    }
+
+    /// Flushes the file's data to storage, so a finished recording survives a power cut.
+    func synchronize() {
+        if fileDescriptor != STDOUT_FILENO { _ = fsync(fileDescriptor) }
+    }
+
+    private static func temporaryName(for path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        return "\(directory).\(name).hark-\(getpid())"
+    }
+
+    private static func errnoText() -> String {
+        switch errno {
+        case ENOENT: "the directory does not exist"
+        case EACCES, EPERM: "permission denied"
+        case EROFS: "the file system is read-only"
+        case ENOSPC: "the disk is full"
+        default: String(cString: strerror(errno))
+        }
+    }
+}

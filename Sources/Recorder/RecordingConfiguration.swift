@@ -1,0 +1,43 @@
+import AudioFormat
+import Capture
+import Encoding
+
+/// The codec and its settings.
+public enum CodecSettings: Sendable, Equatable {
+    case flac(FLACSettings)
+}
+
+/// Everything a recording needs to know before it starts.
+public struct RecordingConfiguration: Sendable {
+    public var capture: CaptureRequest
+    public var output: OutputDestination
+    public var codec: CodecSettings
+    /// Stop after this many seconds (`-d`), or run until a stop signal.
+    public var durationSeconds: Double?
+    /// Seconds of audio the ring between capture and encoder holds (rounded up to a power of two
+    /// frames). Several seconds, so a slow disk or a stalled reader never costs a frame.
+    public var ringSeconds: Double
+    /// SCHED_FIFO priority tried for the capture thread; nil keeps normal scheduling.
+    public var captureRealtimePriority: Int32?
+
+    public static let defaultRingSeconds = 4.0
+    public static let defaultCaptureRealtimePriority: Int32 = 50
+
+    public init(
+        capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
+        ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
+        captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority
+    ) {
+        self.capture = capture
+        self.output = output
+        self.codec = codec
+        self.durationSeconds = durationSeconds
+        self.ringSeconds = ringSeconds
+        self.captureRealtimePriority = captureRealtimePriority
+    }
+
+    /// The exact number of frames `-d` asks for.
+    public var frameLimit: Int? {
+        durationSeconds.map { capture.format.frames(forSeconds: $0) }
+    }
+}

@@ -1,0 +1,35 @@
+import Capture
+import Encoding
+
+/// Everything that can stop a recording from starting or from finishing well, each with the
+/// sysexits-style exit code hark documents.
+public enum RecordingError: Error, Equatable, CustomStringConvertible {
+    /// The output file cannot be created (before any device is opened).
+    case cannotCreateOutput(path: String, reason: String)
+    /// The capture device is missing, unavailable, or refuses the parameters.
+    case captureDevice(CaptureOpenError)
+    /// The encoder could not be set up.
+    case encoderSetup(EncoderError)
+    /// A thread could not be started.
+    case system(String)
+
+    public var description: String {
+        switch self {
+        case .cannotCreateOutput(let path, let reason): "cannot create '\(path)': \(reason)"
+        case .captureDevice(let error): error.description
+        case .encoderSetup(let error): error.description
+        case .system(let reason): reason
+        }
+    }
+
+    /// The process exit code (sysexits.h): 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
+    /// 73 EX_CANTCREAT. Failures after the start are `RecordingEnd`s (74).
+    public var exitCode: Int32 {
+        switch self {
+        case .cannotCreateOutput: 73
+        case .captureDevice: 69
+        case .encoderSetup: 70
+        case .system: 71
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import AudioFormat
+import Encoding
+
+/// How a recording ended. The first two are normal stops; the others are failures after which the
+/// output was still finalized as far as possible.
+public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
+    case signal(String)
+    case durationReached
+    /// The device vanished or failed (unplugged, sound server gone, stopped delivering audio).
+    case deviceLost(reason: String)
+    /// Writing the output failed (disk full, file too large, reader gone).
+    case outputFailed(EncoderError)
+
+    public var description: String {
+        switch self {
+        case .signal(let name): "stopped by \(name)"
+        case .durationReached: "duration reached"
+        case .deviceLost: "capture device lost"
+        case .outputFailed: "output failed"
+        }
+    }
+
+    /// The one-line error to print for a failure, or nil for a normal stop.
+    public var failureMessage: String? {
+        switch self {
+        case .signal, .durationReached: nil
+        case .deviceLost(let reason): "capture device lost: \(reason)"
+        case .outputFailed(let error): error.description
+        }
+    }
+
+    /// 0 for a normal stop; 74 (EX_IOERR) when the device or the output failed.
+    public var exitCode: Int32 { failureMessage == nil ? 0 : 74 }
+}
+
+/// What a finished recording holds, for the one-line summary on stderr.
+public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
+    public let format: PCMFormat
+    public let output: String
+    /// Frames in the output.
+    public let frames: Int
+    public let bytes: Int
+    public let overruns: Int
+    /// Frames the device lost during overruns.
+    public let framesLostToOverruns: Int
+    /// Frames dropped because the ring was full.
+    public let framesDropped: Int
+    public let end: RecordingEnd
+
+    public var durationSeconds: Double { format.seconds(forFrames: frames) }
+
+    public var description: String {
+        let milliseconds = Int((durationSeconds * 1000).rounded())
+        let duration = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3)) s"
+        return "recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
+            + "\(overruns) overruns (\(framesLostToOverruns) frames lost), \(framesDropped) frames dropped; \(end)"
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

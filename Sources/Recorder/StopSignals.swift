@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The signals that end a recording (SIGINT, SIGTERM, SIGHUP), taken synchronously with
+/// `sigtimedwait` on the session's own thread instead of in a signal handler.
+///
+/// `block()` must run before any other thread starts, so every thread inherits the blocked mask and
+/// the signals stay pending until the session thread takes them. SIGPIPE is ignored, so a reader
+/// that goes away shows up as an EPIPE write error instead of killing the process.
+public enum StopSignals {
+    static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Blocks the stop signals for this thread and the threads it starts. Idempotent.
+    public static func block() {
+        var set = signalSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Waits up to `milliseconds` for a stop signal; returns it, or nil on timeout.
+    /// The corresponding C function is `sigtimedwait`.
+    static func wait(milliseconds: Int) -> Int32? {
+        var set = signalSet()
+        var timeout = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+        let result = sigtimedwait(&set, nil, &timeout)
+        return result > 0 ? result : nil
+    }
+
+    /// The signal's conventional name, e.g. "SIGINT".
+    static func name(of signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
+    }
+
+    private static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in stopping { sigaddset(&set, signal) }
+        return set
+    }
+}

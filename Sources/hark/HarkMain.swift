@@ -1,0 +1,77 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// hark's entry point. Parses the command line and turns every error into one line on stderr and
+/// a documented exit code; only `--help` and `--version` write to stdout (stdout may carry audio).
+@main
+enum HarkMain {
+    static func main() {
+        do {
+            var command = try Hark.parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            Console.error(failure.message)
+            exit(failure.exitCode)
+        } catch {
+            let code = Hark.exitCode(for: error)
+            if code == .success { Hark.exit(withError: error) }
+            let message = Hark.message(for: error)
+                .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
+            Console.error("\(message) (see 'hark --help')")
+            exit(ExitStatus.usage)
+        }
+    }
+}
+
+struct Hark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hark",
+        abstract: "Record audio from ALSA to FLAC, on a real-time capture thread.",
+        discussion: """
+            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d); 64 invalid usage; \
+            69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up failed; \
+            71 system error; 73 output cannot be created; 74 I/O error while recording (disk full, \
+            reader gone, device lost), with the file finalized as far as possible.
+            """,
+        version: HarkVersion.string,
+        subcommands: [RecordCommand.self, DevicesCommand.self]
+    )
+}
+
+enum HarkVersion {
+    static let string = "0.1.0"
+}
+
+/// The exit codes hark documents (sysexits.h).
+enum ExitStatus {
+    static let usage: Int32 = 64
+    static let unavailable: Int32 = 69
+}
+
+/// An error that ends the command with one line and a specific exit code.
+struct CommandFailure: Error {
+    let message: String
+    let exitCode: Int32
+}
+
+/// Lines for the user on stderr. Written to file descriptor 2 directly: Swift 6 rejects glibc's
+/// `stderr` global, and stdout must stay clean for audio.
+enum Console {
+    static func error(_ message: String) { write("hark: \(message)\n") }
+    static func notice(_ message: String) { write("hark: \(message)\n") }
+
+    private static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}
