@@ -31,6 +31,8 @@ public enum CaptureOpenError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .notFound(let device) where device == "default":
+            "no capture device: ALSA has no 'default' device (no sound card and no sound server?); see 'hark devices'"
         case .notFound(let device):
             "no capture device named '\(device)' (see 'hark devices')"
         case .unavailable(let device, let reason):

@@ -1,0 +1,81 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Known PCM through ALSA's file plugin (real ALSA, unpaced), recorded by the built `hark`,
+/// decoded by the reference `flac` decoder: every sample must come back exactly.
+@Suite struct BitExactCaptureTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let sampleFormat: SampleFormat
+        let channels: Int
+        let toStandardOutput: Bool
+        var testDescription: String {
+            "\(sampleFormat.alsaName) \(channels) ch to \(toStandardOutput ? "stdout" : "a file")"
+        }
+    }
+
+    static let cases: [Case] = [(SampleFormat.s16LE, 2), (.s24LE, 2), (.s16LE, 1), (.s32LE, 2)]
+        .flatMap { format, channels in [false, true].map { Case(sampleFormat: format, channels: channels, toStandardOutput: $0) } }
+
+    @Test(arguments: cases)
+    func tenSecondsDecodeBitExact(_ testCase: Case) throws {
+        let format = PCMFormat(sampleFormat: testCase.sampleFormat, channels: testCase.channels, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 480_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = testCase.toStandardOutput ? "-" : rig.path("take.flac")
+        let result = try runHark(["record", "-D", "filecap", "-f", format.sampleFormat.alsaName,
+                                  "-c", "\(format.channels)", "-r", "48000", "-d", "10", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("480000 frames"), "\(result.standardError)")
+        #expect(result.standardError.contains("0 overruns (0 frames lost), 0 frames dropped"))
+
+        let flacPath: String
+        if testCase.toStandardOutput {
+            #expect(result.standardOutput.prefix(4) == Data("fLaC".utf8), "stdout must carry only the FLAC stream")
+            flacPath = rig.path("from-stdout.flac")
+            try result.standardOutput.write(to: URL(fileURLWithPath: flacPath))
+        } else {
+            #expect(result.standardOutput.isEmpty, "nothing but audio may go to stdout")
+            flacPath = output
+            #expect(try FLACTools.totalSamples(flacPath) == 480_000)
+            #expect(try FLACTools.md5(flacPath) != String(repeating: "0", count: 32))
+        }
+        #expect(try FLACTools.test(flacPath).status == 0)
+        let decoded = try FLACTools.decode(flacPath, bitsPerSample: format.sampleFormat.encodedBitsPerSample)
+        #expect(decoded == signal.samples, "\(firstDifference(decoded, signal.samples))")
+    }
+
+    @Test func floatInputIsStoredAs24BitFLAC() throws {
+        let format = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("float.flac")
+        let result = try runHark(["record", "-D", "filecap", "-f", "FLOAT_LE", "-d", "1", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // The test signal's float values are exact multiples of 2^-23, so the conversion is lossless.
+        let decoded = try FLACTools.decode(output, bitsPerSample: 24)
+        #expect(decoded == signal.samples, "\(firstDifference(decoded, signal.samples))")
+    }
+
+    @Test func verboseReportsNegotiatedParametersAndScheduling() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 44_100)
+        let rig = try ALSATestRig(input: TestSignal(format: format, frames: 44_100).alsaBytes)
+        let result = try runHark(["record", "-v", "-D", "filecap", "-r", "44100", "--period-time", "10000",
+                                  "-d", "1", "--compression-level", "8", "--verify", "-o", rig.path("v.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("S16_LE, 2 ch, 44100 Hz, period 441 frames (10.0 ms)"), "\(result.standardError)")
+        #expect(result.standardError.contains("capture thread: "))
+        #expect(try FLACTools.totalSamples(rig.path("v.flac")) == 44_100)
+    }
+
+    @Test func fractionalDurationStopsAtTheExactFrame() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "0.25", "-o", rig.path("short.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FLACTools.totalSamples(rig.path("short.flac")) == 12_000)
+        let decoded = try FLACTools.decode(rig.path("short.flac"), bitsPerSample: 16)
+        #expect(decoded[...] == signal.prefix(frames: 12_000))
+    }
+}

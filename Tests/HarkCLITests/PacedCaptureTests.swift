@@ -1,0 +1,67 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Real-time capture: ALSA's file plugin over a private PulseAudio null sink returns known PCM at
+/// real-time pace, bit-exact (DESIGN.md §6).
+@Suite struct PacedCaptureTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    @Test func threeSecondsTakeRealTimeAndComeBackBitExact() throws {
+        let signal = TestSignal(format: Self.format, frames: 5 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let result = try runHark(["record", "-D", "pacedcap", "-d", "3", "-o", rig.path("paced.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // Paced: never faster than real time; PulseAudio's start-up adds up to a second or two.
+        #expect(result.wallSeconds >= 2.9 && result.wallSeconds < 8, "took \(result.wallSeconds) s")
+        let decoded = try FLACTools.decode(rig.path("paced.flac"), bitsPerSample: 16)
+        #expect(decoded[...] == signal.prefix(frames: 3 * 48_000), "\(firstDifference(decoded, signal.prefix(frames: 144_000)))")
+    }
+
+    @Test func sigintMidRecordingFinalizesTheFile() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("interrupted.flac")
+        let recording = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", output],
+                                           environment: rig.environment, scratch: rig.directory)
+        usleep(3_000_000)
+        recording.send(SIGINT)
+        let result = recording.wait(timeout: 10)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("stopped by SIGINT"), "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        let total = try #require(try FLACTools.totalSamples(output))
+        #expect(total > 0 && total * 2 == decoded.count, "STREAMINFO says \(total), decoded \(decoded.count / 2)")
+        #expect(result.standardError.contains("\(total) frames"))
+        #expect(decoded[...] == signal.prefix(frames: total))
+    }
+
+    @Test func sigtermAndSighupStopCleanlyToo() throws {
+        for stopSignal in [SIGTERM, SIGHUP] {
+            let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 10 * 48_000).alsaBytes)
+            try rig.startPulseAudio()
+            let recording = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", "-"],
+                                               environment: rig.environment, scratch: rig.directory)
+            usleep(2_000_000)
+            recording.send(stopSignal)
+            let result = recording.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.standardError)")
+            let path = rig.path("stream.flac")
+            try result.standardOutput.write(to: URL(fileURLWithPath: path))
+            #expect(try FLACTools.test(path).status == 0)
+        }
+    }
+
+    @Test func rateTheDeviceRefusesIsReportedWithWhatItSupports() throws {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        let result = try runHark(["record", "-D", "pulse", "-r", "700000", "-d", "1", "-o", rig.path("x.flac")], rig: rig)
+        #expect(result.status == 69)
+        #expect(result.errorLines.count == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("does not support rate 700000 Hz; it supports"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("x.flac")))
+    }
+}

@@ -1,0 +1,93 @@
+import AudioFormat
+import Foundation
+
+/// A private ALSA configuration for one test, in its own temp dir, giving real ALSA capture with no
+/// sound card (DESIGN.md §6):
+///
+/// - `filecap`: the `file` plugin over the `null` PCM, returning the input file's bytes unpaced;
+/// - `pacedcap`: the same plugin over the `pulse` PCM, returning them bit-exact at real-time pace
+///   (needs `startPulseAudio()`).
+///
+/// The file plugin does not loop: past the end of its input it returns stale data, so inputs are
+/// sized to the recording.
+final class ALSATestRig {
+    let directory: URL
+    let inputFile: URL
+    private(set) var pulse: PulseAudioServer?
+
+    init(input: Data, name: String = #function) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("hark-test-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        inputFile = directory.appendingPathComponent("input.raw")
+        try input.write(to: inputFile)
+        let configuration = """
+            pcm.filecap { type file; slave.pcm "null"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
+            pcm.pacedcap { type file; slave.pcm "pulse"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
+            """
+        try configuration.write(to: directory.appendingPathComponent("asoundrc"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    deinit {
+        pulse?.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var runtimeDirectory: URL { directory.appendingPathComponent("run") }
+
+    /// The environment hark runs in: this rig's ALSA configuration, runtime dir and home.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["ALSA_CONFIG_PATH"] = "/usr/share/alsa/alsa.conf:" + directory.appendingPathComponent("asoundrc").path
+        environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
+        environment["HOME"] = directory.path
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment.removeValue(forKey: "PULSE_SERVER")
+        return environment
+    }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Starts a private PulseAudio with a null sink for `pacedcap`. Stopped with the rig.
+    func startPulseAudio() throws {
+        pulse = try PulseAudioServer(runtimeDirectory: runtimeDirectory, home: directory, environment: environment)
+    }
+}
+
+/// A private PulseAudio server (null sink `vmic`, its monitor the default source), found by its
+/// runtime dir and killed by PID, so tests never touch each other's servers.
+final class PulseAudioServer {
+    private let pidFile: URL
+
+    init(runtimeDirectory: URL, home: URL, environment: [String: String]) throws {
+        pidFile = runtimeDirectory.appendingPathComponent("pulse/pid")
+        let started = try runTool("pulseaudio", [
+            "--daemonize=yes", "--exit-idle-time=-1", "--system=false", "-n",
+            "--load=module-native-protocol-unix",
+            "--load=module-null-sink sink_name=vmic rate=48000 channels=2",
+        ], environment: environment)
+        guard started.status == 0 else {
+            throw TestRigError("pulseaudio did not start: \(started.standardError)")
+        }
+        _ = try runTool("pactl", ["set-default-source", "vmic.monitor"], environment: environment)
+    }
+
+    var pid: pid_t? {
+        (try? String(contentsOf: pidFile, encoding: .utf8))
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Kills the server (SIGKILL, as a vanished device looks) and waits until it is gone.
+    func stop() {
+        guard let pid else { return }
+        kill(pid, SIGKILL)
+        for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+    }
+}
+
+struct TestRigError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The reference FLAC tools (`flac`, `metaflac`), used as independent decoders.
+enum FLACTools {
+    /// Decodes `path` (a file, or FLAC bytes) to samples with `flac -d`.
+    static func decode(_ path: String, bitsPerSample: Int) throws -> [Int32] {
+        let raw = path + ".decoded.raw"
+        let result = try runTool("flac", ["-d", "-f", "-s", "--force-raw-format", "--endian=little", "--sign=signed",
+                                          "-o", raw, path])
+        guard result.status == 0 else { throw TestRigError("flac -d failed: \(result.standardError)") }
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        return decodeRawSamples(try Data(contentsOf: URL(fileURLWithPath: raw)), bitsPerSample: bitsPerSample)
+    }
+
+    /// Whether `flac -t` finds the file intact (frame CRCs and, when present, the MD5).
+    static func test(_ path: String) throws -> ToolResult {
+        try runTool("flac", ["-t", "-s", path])
+    }
+
+    /// STREAMINFO's total samples per channel.
+    static func totalSamples(_ path: String) throws -> Int? {
+        Int(try metaflac(["--show-total-samples", path]))
+    }
+
+    /// STREAMINFO's MD5 of the audio, as hex.
+    static func md5(_ path: String) throws -> String {
+        try metaflac(["--show-md5sum", path])
+    }
+
+    static func metaflac(_ arguments: [String]) throws -> String {
+        let result = try runTool("metaflac", arguments)
+        guard result.status == 0 else { throw TestRigError("metaflac failed: \(result.standardError)") }
+        return String(decoding: result.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// What a finished process left behind.
+struct ToolResult {
+    let status: Int32
+    let standardOutput: Data
+    let standardError: String
+    /// Seconds from launch to exit.
+    let wallSeconds: Double
+
+    /// The lines hark wrote to stderr.
+    var errorLines: [String] {
+        standardError.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+}
+
+/// The `hark` binary under test: `HARK_BINARY`, or the one built next to this test bundle.
+let harkBinary: URL = {
+    if let path = ProcessInfo.processInfo.environment["HARK_BINARY"] { return URL(fileURLWithPath: path) }
+    let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    var directory = testExecutable.deletingLastPathComponent()
+    // The test runner may live inside a bundle directory (harkPackageTests.xctest/...).
+    for _ in 0..<3 {
+        let candidate = directory.appendingPathComponent("hark")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return URL(fileURLWithPath: ".build/debug/hark")
+}()
+
+/// A running process whose stdout and stderr go to files (no pipe can fill up and stall it).
+final class RunningProcess {
+    let process = Process()
+    private let outputFile: URL
+    private let errorFile: URL
+    private let start = Date()
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String], scratch: URL,
+         standardInput: FileHandle? = nil) throws {
+        let tag = UUID().uuidString.prefix(8)
+        outputFile = scratch.appendingPathComponent("stdout-\(tag)")
+        errorFile = scratch.appendingPathComponent("stderr-\(tag)")
+        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: outputFile)
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        process.standardInput = standardInput ?? FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+
+    func send(_ signal: Int32) { kill(pid, signal) }
+
+    /// Waits for exit, killing the process if it outlives `timeout` seconds.
+    func wait(timeout: Double = 60) -> ToolResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
+        process.waitUntilExit()
+        let wall = Date().timeIntervalSince(start)
+        let output = (try? Data(contentsOf: outputFile)) ?? Data()
+        let error = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: outputFile)
+        try? FileManager.default.removeItem(at: errorFile)
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return ToolResult(status: status, standardOutput: output, standardError: error, wallSeconds: wall)
+    }
+}
+
+/// Runs hark with `arguments` in the rig's environment and waits for it.
+func runHark(_ arguments: [String], rig: ALSATestRig, timeout: Double = 60) throws -> ToolResult {
+    try RunningProcess(harkBinary, arguments, environment: rig.environment, scratch: rig.directory).wait(timeout: timeout)
+}
+
+/// Runs a tool found on PATH (flac, metaflac, pulseaudio, pactl) and waits for it.
+@discardableResult
+func runTool(_ name: String, _ arguments: [String], environment: [String: String]? = nil,
+             timeout: Double = 60) throws -> ToolResult {
+    guard let path = findOnPath(name) else { throw TestRigError("\(name) is not installed (run scripts/install-deps)") }
+    let scratch = FileManager.default.temporaryDirectory
+    return try RunningProcess(URL(fileURLWithPath: path), arguments,
+                              environment: environment ?? ProcessInfo.processInfo.environment, scratch: scratch)
+        .wait(timeout: timeout)
+}
+
+func findOnPath(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}

@@ -1,0 +1,118 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Every mistake a user can make gets one line on stderr naming the problem, the documented exit
+/// code, nothing on stdout, and no file left behind.
+@Suite struct UsageErrorTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let arguments: [String]
+        let exitCode: Int32
+        let mentions: String
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let invalidValues: [Case] = [
+        Case(arguments: ["-r", "abc"], exitCode: 64, mentions: "'abc' is invalid for '-r <hz>'"),
+        Case(arguments: ["-r", "0"], exitCode: 64, mentions: "rate 0 Hz"),
+        Case(arguments: ["-r", "800000"], exitCode: 64, mentions: "rate"),
+        Case(arguments: ["-c", "0"], exitCode: 64, mentions: "channels 0"),
+        Case(arguments: ["-c", "9"], exitCode: 64, mentions: "channels 9"),
+        Case(arguments: ["-c", "two"], exitCode: 64, mentions: "'two' is invalid for '-c <n>'"),
+        Case(arguments: ["-d", "-1"], exitCode: 64, mentions: "-d <seconds>"),
+        Case(arguments: ["-d", "0"], exitCode: 64, mentions: "duration"),
+        Case(arguments: ["-d", "soon"], exitCode: 64, mentions: "'soon' is invalid for '-d <seconds>'"),
+        Case(arguments: ["-d", "nan"], exitCode: 64, mentions: "duration"),
+        Case(arguments: ["-f", "S8"], exitCode: 64, mentions: "sample format 'S8'"),
+        Case(arguments: ["--compression-level", "9"], exitCode: 64, mentions: "compression level 9"),
+        Case(arguments: ["--period-time", "10"], exitCode: 64, mentions: "period time"),
+        Case(arguments: ["--buffer-time", "30000"], exitCode: 64, mentions: "buffer time"),
+        Case(arguments: ["--format", "mp3"], exitCode: 64, mentions: "mp3"),
+        Case(arguments: ["--bogus"], exitCode: 64, mentions: "--bogus"),
+        Case(arguments: ["-v", "-q"], exitCode: 64, mentions: "--quiet"),
+    ]
+
+    @Test(arguments: invalidValues)
+    func invalidValueIsOneLineAndExit64(_ testCase: Case) throws {
+        let rig = try ALSATestRig(input: Data())
+        let output = rig.path("never.flac")
+        let result = try runHark(["record", "-D", "filecap", "-o", output] + testCase.arguments, rig: rig)
+        expectOneLineFailure(result, exitCode: testCase.exitCode, mentioning: testCase.mentions)
+        #expect(try leftoverFiles(in: rig).isEmpty)
+    }
+
+    @Test func unknownExtensionWithoutFormatIsAUsageError() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("take.wav")], rig: rig)
+        expectOneLineFailure(result, exitCode: 64, mentioning: "--format flac")
+        #expect(try leftoverFiles(in: rig).isEmpty)
+    }
+
+    @Test func missingOutputIsAUsageError() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "-D", "filecap", "-d", "1"], rig: rig)
+        expectOneLineFailure(result, exitCode: 64, mentioning: "--output")
+    }
+
+    @Test func unknownDeviceExits69AndSuggestsDevices() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "-D", "no_such_pcm", "-d", "1", "-o", rig.path("x.flac")], rig: rig)
+        expectOneLineFailure(result, exitCode: 69, mentioning: "hark devices")
+        #expect(try leftoverFiles(in: rig).isEmpty)
+    }
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/snd"), "a sound card provides a default device"))
+    func noSoundCardAndNoServerExits69() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "-d", "1", "-o", rig.path("x.flac")], rig: rig)
+        expectOneLineFailure(result, exitCode: 69, mentioning: "no capture device")
+        #expect(try leftoverFiles(in: rig).isEmpty)
+    }
+
+    @Test func existingFileSurvivesAFailedStart() throws {
+        let rig = try ALSATestRig(input: Data())
+        let output = rig.path("keep.flac")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: output))
+        let result = try runHark(["record", "-D", "no_such_pcm", "-o", output], rig: rig)
+        #expect(result.status == 69)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("precious".utf8))
+    }
+
+    @Test func outputInAMissingDirectoryExits73BeforeTheDeviceIsOpened() throws {
+        let rig = try ALSATestRig(input: Data())
+        // The device does not exist either: 73, not 69, shows the output is checked first.
+        let result = try runHark(["record", "-D", "no_such_pcm", "-o", rig.path("missing/dir/x.flac")], rig: rig)
+        expectOneLineFailure(result, exitCode: 73, mentioning: "does not exist")
+    }
+
+    @Test func outputThatIsADirectoryExits73() throws {
+        let rig = try ALSATestRig(input: Data())
+        let directory = rig.path("folder.flac")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let result = try runHark(["record", "-D", "filecap", "-o", directory], rig: rig)
+        expectOneLineFailure(result, exitCode: 73, mentioning: "directory")
+    }
+
+    @Test func helpGoesToStdoutAndExits0() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "--help"], rig: rig)
+        #expect(result.status == 0)
+        let help = String(decoding: result.standardOutput, as: UTF8.self)
+        #expect(help.contains("--compression-level") && help.contains("--sample-format"))
+    }
+
+    private func expectOneLineFailure(_ result: ToolResult, exitCode: Int32, mentioning text: String,
+                                      sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == exitCode, "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.errorLines.first?.hasPrefix("hark: ") == true, sourceLocation: sourceLocation)
+        #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.standardOutput.isEmpty, sourceLocation: sourceLocation)
+    }
+
+    /// Files in the rig's directory other than the rig's own.
+    private func leftoverFiles(in rig: ALSATestRig) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
+            .filter { !["input.raw", "asoundrc", "run"].contains($0) && !$0.hasPrefix("stdout-") && !$0.hasPrefix("stderr-") }
+    }
+}
