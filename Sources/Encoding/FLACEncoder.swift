@@ -43,7 +43,7 @@ public final class FLACEncoder: AudioEncoder {
         throws(EncoderError)
     {
         guard FLACSettings.compressionLevels.contains(settings.compressionLevel) else {
-            throw .libraryFailed("compression level \(settings.compressionLevel) is outside 0…8")
+            throw .libraryFailed("compression level \(settings.compressionLevel) is outside 0–8")
         }
         guard let encoder = FLAC__stream_encoder_new() else { throw .libraryFailed("out of memory") }
         self.encoder = encoder
@@ -74,11 +74,9 @@ public final class FLACEncoder: AudioEncoder {
             sink.isSeekable ? flacSeekCallback : nil,
             sink.isSeekable ? flacTellCallback : nil,
             nil, context)
+        // Every stored property is set, so throwing from here on runs `deinit`, which frees both.
         guard status == FLAC__STREAM_ENCODER_INIT_STATUS_OK else {
-            let failure = sink.failure
-            conversion.deallocate()
-            FLAC__stream_encoder_delete(encoder)
-            if let failure { throw .writeFailed(errno: failure) }
+            if let failure = sink.failure { throw .writeFailed(errno: failure) }
             throw .libraryFailed("cannot start the FLAC encoder (\(status.rawValue))")
         }
     }

@@ -64,4 +64,23 @@ import Testing
         #expect(result.standardError.contains("does not support rate 700000 Hz; it supports"), "\(result.standardError)")
         #expect(!FileManager.default.fileExists(atPath: rig.path("x.flac")))
     }
+
+    @Test func deviceThatVanishesEndsTheRecordingWithAFinishedFile() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("lost.flac")
+        let recording = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", output],
+                                           environment: rig.environment, scratch: rig.directory)
+        usleep(3_000_000)
+        rig.pulse?.stop()
+        let result = recording.wait(timeout: 10)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last?.hasPrefix("hark: capture device lost") == true, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let total = try #require(try FLACTools.totalSamples(output))
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        #expect(total * 2 == decoded.count)
+        #expect(decoded[...] == signal.prefix(frames: total))
+    }
 }

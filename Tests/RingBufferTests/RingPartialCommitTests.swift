@@ -6,11 +6,14 @@ import Testing
 @Suite struct RingPartialCommitTests {
     struct Abandoned: Error {}
 
-    /// Copies `bytes` into the regions in order, first region then second.
+    /// Copies `bytes` into the regions in order, first region then second (as much as fits, so a
+    /// broken ring fails the expectations instead of crashing the test run).
     static func fill(_ regions: RingRegions, with bytes: [UInt8]) {
         let firstCount = min(bytes.count, regions.first.count)
+        let secondCount = min(bytes.count - firstCount, regions.second.count)
+        #expect(firstCount + secondCount == bytes.count, "regions too small for the frames being written")
         for index in 0..<firstCount { regions.first[index] = bytes[index] }
-        for index in firstCount..<bytes.count { regions.second[index - firstCount] = bytes[index] }
+        for index in 0..<secondCount { regions.second[index] = bytes[firstCount + index] }
     }
 
     /// Overwrites every byte of the regions with junk, so uncommitted frames are recognisable.

@@ -107,7 +107,8 @@ import Testing
             func mark(_ region: UnsafeMutableRawBufferPointer, _ side: Character) {
                 guard let base = region.baseAddress, !region.isEmpty else { return }
                 let offset = base - storage
-                for index in offset..<offset + region.count {
+                #expect(offset >= 0 && offset + region.count <= owner.count, "region outside storage; \(state)")
+                for index in max(offset, 0)..<min(offset + region.count, owner.count) {
                     #expect(owner[index] == ".", "byte \(index) lent twice; \(state)")
                     owner[index] = side
                 }
