@@ -23,6 +23,7 @@
 set -euo pipefail
 
 state_dir=${HARK_VMIC_DIR:-/tmp/hark-vmic-$(id -u)}
+[[ $state_dir == /* ]] || state_dir=$PWD/$state_dir
 runtime_dir=$state_dir/runtime
 pa_pidfile=$runtime_dir/pulse/pid
 player_pidfile=$state_dir/player.pid
@@ -37,12 +38,20 @@ usage() {
     sed -n '2,22s/^# \{0,1\}//p' "$0" >&2
 }
 
+# alive PID: the process exists and is not a zombie. (A daemonized PulseAudio is
+# reparented to PID 1, which in some containers never reaps it: kill -0 is not enough.)
+alive() {
+    local _pid _comm state
+    read -r _pid _comm state _ <"/proc/$1/stat" 2>/dev/null || return 1
+    [[ $state != Z && $state != X ]]
+}
+
 # read_pid FILE: prints the PID stored in FILE if it names a live process.
 read_pid() {
     local pid
     [[ -r $1 ]] || return 1
     pid=$(head -n1 "$1" 2>/dev/null | tr -dc '0-9')
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+    [[ -n $pid ]] && alive "$pid" || return 1
     echo "$pid"
 }
 
@@ -96,6 +105,10 @@ start_pulseaudio() {
         say "PulseAudio already running (pid $pid)"
         return
     fi
+    # A player loop left from an earlier PulseAudio would watch the wrong PID: end it.
+    if pid=$(player_pid); then
+        stop_player "$pid"
+    fi
     say "starting PulseAudio (runtime dir $runtime_dir)"
     if ! XDG_RUNTIME_DIR=$runtime_dir pulseaudio --daemonize=yes --exit-idle-time=-1 --system=false -n \
         --log-target=file:"$state_dir/pulseaudio.log" \
@@ -131,7 +144,8 @@ start_player() {
     XDG_RUNTIME_DIR=$runtime_dir PULSE_SERVER=unix:$runtime_dir/pulse/native \
         setsid bash -c '
             echo $$ >"$1"
-            while kill -0 "$2" 2>/dev/null; do
+            alive() { local _p _c st _r; read -r _p _c st _r <"/proc/$1/stat" 2>/dev/null && [[ $st != [ZX] ]]; }
+            while alive "$2"; do
                 paplay --latency-msec=20 -d "$3" "$4" || sleep 0.5
             done
         ' hark-vmic-player "$player_pidfile" "$papid" "$sink" "$sample" \
@@ -194,26 +208,32 @@ kill_and_wait() {
     [[ ${2:-} == group ]] && target=-$1
     kill -TERM -- "$target" 2>/dev/null || return 0
     for ((i = 0; i < 50; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
+        alive "$pid" || return 0
         sleep 0.1
     done
     kill -KILL -- "$target" 2>/dev/null || true
 }
 
+stop_player() {
+    local pid=$1
+    # The loop leads its own process group (setsid): end it together with its paplay.
+    if [[ $(ps -o pgid= -p "$pid" | tr -d ' ') == "$pid" ]]; then
+        kill_and_wait "$pid" group
+    else
+        local children
+        children=$(ps -o pid= --ppid "$pid" | tr -d ' ' || true)
+        kill_and_wait "$pid"
+        # shellcheck disable=SC2086 # word splitting of the PID list is intended
+        [[ -z $children ]] || kill -TERM $children 2>/dev/null || true
+    fi
+    rm -f "$player_pidfile"
+    say "player stopped (pid $pid)"
+}
+
 cmd_stop() {
     local pid
     if pid=$(player_pid); then
-        # The loop leads its own process group (setsid): end it together with its paplay.
-        if [[ $(ps -o pgid= -p "$pid" | tr -d ' ') == "$pid" ]]; then
-            kill_and_wait "$pid" group
-        else
-            local children
-            children=$(ps -o pid= --ppid "$pid" | tr -d ' ' || true)
-            kill_and_wait "$pid"
-            # shellcheck disable=SC2086 # word splitting of the PID list is intended
-            [[ -z $children ]] || kill -TERM $children 2>/dev/null || true
-        fi
-        say "player stopped (pid $pid)"
+        stop_player "$pid"
     fi
     if pid=$(pa_pid); then
         kill_and_wait "$pid"
@@ -228,6 +248,11 @@ cmd_stop() {
         say "not running"
     fi
 }
+
+# PulseAudio server strings (PULSE_SERVER) are space-separated lists: no blanks in the path.
+if [[ $state_dir =~ [[:space:]] ]]; then
+    die "the state dir '$state_dir' contains blanks, which PULSE_SERVER cannot carry; set HARK_VMIC_DIR to another path"
+fi
 
 case "${1:-}" in
     start) cmd_start ;;
