@@ -96,6 +96,7 @@ public final class FrameRingBuffer: @unchecked Sendable {
 
     @usableFromInline
     func writableRegions(maxFrames: Int) -> RingRegions {
+        precondition(maxFrames >= 0, "maxFrames must not be negative")
         let write = writeIndex.pointee.load(ordering: .relaxed)
         // Wrapping arithmetic: the indices are free-running and may wrap past Int.max.
         var free = capacityFrames &- (write &- cachedReadIndex.pointee)
@@ -134,6 +135,7 @@ public final class FrameRingBuffer: @unchecked Sendable {
 
     @usableFromInline
     func readableRegions(maxFrames: Int) -> RingRegions {
+        precondition(maxFrames >= 0, "maxFrames must not be negative")
         let read = readIndex.pointee.load(ordering: .relaxed)
         var available = cachedWriteIndex.pointee &- read
         if available < maxFrames {

@@ -108,7 +108,8 @@ import Testing
                 guard let base = region.baseAddress, !region.isEmpty else { return }
                 let offset = base - storage
                 #expect(offset >= 0 && offset + region.count <= owner.count, "region outside storage; \(state)")
-                for index in max(offset, 0)..<min(offset + region.count, owner.count) {
+                let lower = min(max(offset, 0), owner.count)
+                for index in lower..<max(lower, min(offset + region.count, owner.count)) {
                     #expect(owner[index] == ".", "byte \(index) lent twice; \(state)")
                     owner[index] = side
                 }
