@@ -3,6 +3,9 @@ import AudioFormat
 import Capture
 import Encoding
 import Recorder
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `hark record`: capture from an ALSA device into a FLAC file or stdout.
 struct RecordCommand: ParsableCommand {
@@ -13,6 +16,10 @@ struct RecordCommand: ParsableCommand {
             The codec follows the output's extension (.flac); --format overrides it. With -o -, a FLAC \
             stream goes to stdout and nothing else does. On stop, hark drains everything captured, \
             finishes the file (STREAMINFO with total samples and MD5) and prints a one-line summary on stderr.
+
+            Exit codes: 0 normal stop; 64 invalid usage; 69 capture device missing, unavailable or refusing \
+            the parameters; 70 encoder set-up failed; 71 system error; 73 output cannot be created; 74 I/O \
+            error while recording (disk full, reader gone, device lost), file finalized as far as possible.
             """
     )
 
@@ -82,6 +89,9 @@ struct RecordCommand: ParsableCommand {
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
         guard !output.isEmpty else { throw ValidationError("the output path is empty; use -o - for stdout") }
+        guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
+            throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
+        }
         _ = try resolvedFormat()
     }
 

@@ -93,6 +93,17 @@ import Testing
         expectOneLineFailure(result, exitCode: 73, mentioning: "directory")
     }
 
+    @Test func audioIsNeverWrittenToATerminal() throws {
+        let rig = try ALSATestRig(input: Data())
+        // `script` runs hark with a pseudo-terminal as its stdout and stderr.
+        let command = "\(harkBinary.path) record -D filecap -d 1 -o -"
+        let result = try runTool("script", ["-q", "-e", "-c", command, "/dev/null"], environment: rig.environment)
+        #expect(result.status == 64)
+        let text = String(decoding: result.standardOutput, as: UTF8.self)
+        #expect(text.contains("hark: stdout is a terminal"), "\(text)")
+        #expect(!text.contains("fLaC"))
+    }
+
     @Test func helpGoesToStdoutAndExits0() throws {
         let rig = try ALSATestRig(input: Data())
         let result = try runHark(["record", "--help"], rig: rig)
