@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Encoding", targets: ["Encoding"]),
         .library(name: "Recorder", targets: ["Recorder"]),
+        .library(name: "RecordPermission", targets: ["RecordPermission"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,15 +26,16 @@ let package = Package(
         .target(name: "AudioFormat"),
         .target(name: "RingBuffer"),
         .target(name: "Realtime"),
-        .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime"]),
+        .target(name: "RecordPermission"),
+        .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "AudioFormat"]),
         .target(
             name: "Recorder",
-            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding"]
+            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission"]
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Recorder", "RecordPermission", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),

@@ -1,5 +1,6 @@
 import AudioFormat
 import CALSA
+import RecordPermission
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,12 @@ public final class CaptureDevice: @unchecked Sendable {
 
     /// Opens `request.device` for capture in non-blocking mode and negotiates its parameters.
     ///
+    /// Requires the user's consent: a `MicrophoneGrant` only `PermissionGate.requestAccess(for:)`
+    /// can make. A grant whose manifest lacks a microphone purpose string stops the program here,
+    /// before the device is touched.
     /// Not real-time safe. The corresponding C functions are `snd_pcm_open` and `snd_pcm_hw_params`.
-    public init(opening request: CaptureRequest) throws(CaptureOpenError) {
+    public init(opening request: CaptureRequest, grant: MicrophoneGrant) throws(CaptureOpenError) {
+        grant.requireUsageDescription()
         ALSALibrary.silenceErrorMessages()
         var handle: OpaquePointer?
         let opened = snd_pcm_open(&handle, request.device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)

@@ -1,11 +1,15 @@
 import Capture
 import Encoding
+import RecordPermission
 
 /// Everything that can stop a recording from starting or from finishing well, each with the
 /// sysexits-style exit code hark documents.
 public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// The output file cannot be created (before any device is opened).
     case cannotCreateOutput(path: String, reason: String)
+    /// The user or the administrator did not allow the microphone (checked after the output is
+    /// created and before the device is opened).
+    case permissionRefused(AccessRefusal)
     /// The capture device is missing, unavailable, or refuses the parameters.
     case captureDevice(CaptureOpenError)
     /// The encoder could not be set up.
@@ -16,6 +20,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotCreateOutput(let path, let reason): "cannot create '\(path)': \(reason)"
+        case .permissionRefused(let refusal): refusal.message
         case .captureDevice(let error): error.description
         case .encoderSetup(let error): error.description
         case .system(let reason): reason
@@ -23,10 +28,12 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     }
 
     /// The process exit code (sysexits.h): 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
-    /// 73 EX_CANTCREAT. Failures after the start are `RecordingEnd`s (74).
+    /// 73 EX_CANTCREAT, 77 EX_NOPERM. Failures after the start are `RecordingEnd`s (74, or 77 when
+    /// permission is revoked).
     public var exitCode: Int32 {
         switch self {
         case .cannotCreateOutput: 73
+        case .permissionRefused: 77
         case .captureDevice: 69
         case .encoderSetup: 70
         case .system: 71

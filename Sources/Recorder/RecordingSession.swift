@@ -2,6 +2,7 @@ import AudioFormat
 import Capture
 import Encoding
 import Realtime
+import RecordPermission
 import RingBuffer
 #if canImport(Glibc)
 import Glibc
@@ -9,9 +10,11 @@ import Glibc
 
 /// One recording: output → device → encoder → ring → capture and encoder threads → summary.
 ///
-///     let session = try RecordingSession(configuration)   // output, device, encoder (no audio yet)
-///     let started = try session.start()                    // threads run; the file gets its name
-///     let summary = try session.waitUntilFinished()        // stop signal or -d, then drain and finish
+///     let session = try RecordingSession(configuration) {  // output, consent, device, encoder
+///         gate.requestAccess(for: .audio)
+///     }
+///     let scheduling = try session.start()                 // threads run; the file gets its name
+///     let summary = session.waitUntilFinished { progress in nil }  // signal, -d, failure or revocation
 ///
 /// Call `StopSignals.block()` before creating a session, so the threads it starts inherit the
 /// blocked stop signals and the session's thread can take them.
@@ -26,15 +29,24 @@ public final class RecordingSession {
     private let encoderLoop: EncoderLoop
     private var captureThread: PosixThread?
     private var encoderThread: PosixThread?
+    /// The consent this recording runs under.
+    public let grant: MicrophoneGrant
 
-    /// Creates the output, opens and configures the device and sets up the encoder, in that order,
-    /// so an output that cannot be created fails before any device is opened. On failure nothing is
-    /// left behind.
-    public init(_ configuration: RecordingConfiguration) throws(RecordingError) {
+    /// Creates the output, asks for consent (`authorize`), opens and configures the device and sets
+    /// up the encoder, in that order: an output that cannot be created fails before anyone is asked,
+    /// and nobody is asked for anything that would fail anyway. On failure nothing is left behind.
+    public init(_ configuration: RecordingConfiguration, authorize: () -> AccessResult) throws(RecordingError) {
         self.configuration = configuration
         output = try OutputTarget(configuration.output)
+        switch authorize() {
+        case .granted(let grant):
+            self.grant = grant
+        case .refused(let refusal):
+            output.discard()
+            throw .permissionRefused(refusal)
+        }
         do {
-            device = try CaptureDevice(opening: configuration.capture)
+            device = try CaptureDevice(opening: configuration.capture, grant: grant)
         } catch {
             output.discard()
             throw .captureDevice(error)
@@ -93,15 +105,24 @@ public final class RecordingSession {
     /// Frames captured so far (a snapshot, for status displays).
     public var framesCaptured: Int { monitor.framesCaptured.load(ordering: .relaxed) }
 
-    /// Waits for a stop signal, the end of `-d`, a device failure or an output failure; then stops
-    /// capture, lets the encoder drain the ring and finish the file, and returns the summary, whose
-    /// `end` says whether the recording failed.
+    /// Waits for a stop signal, the end of `-d`, a device failure, an output failure, or `tick`
+    /// asking to stop; then stops capture, lets the encoder drain the ring and finish the file, and
+    /// returns the summary, whose `end` says whether the recording failed.
+    ///
+    /// `tick` runs on this thread about every 50 ms while capture runs (for a status line and the
+    /// revocation watch); returning `.permissionRevoked` stops the recording.
     /// A second signal during the drain is ignored: every remaining step is needed for a valid file.
-    public func waitUntilFinished() -> RecordingSummary {
+    public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
         var stopSignal: Int32?
+        var externalStop: RecordingEnd?
         while !encoderLoop.isDone {
-            if let signal = StopSignals.wait(milliseconds: 50), stopSignal == nil {
+            if let signal = StopSignals.wait(milliseconds: 50), stopSignal == nil, externalStop == nil {
                 stopSignal = signal
+                monitor.requestStop()
+            }
+            if stopSignal == nil, externalStop == nil, !monitor.isFinished,
+               let stop = tick(RecordingProgress(framesCaptured: framesCaptured, format: device.negotiated.format)) {
+                externalStop = stop
                 monitor.requestStop()
             }
         }
@@ -112,6 +133,8 @@ public final class RecordingSession {
         let end: RecordingEnd
         if let failure = encoderLoop.outcome {
             end = .outputFailed(failure)
+        } else if let externalStop {
+            end = externalStop
         } else if monitor.endReason == .deviceLost {
             end = .deviceLost(reason: Self.deviceFailureText(errno: monitor.deviceErrorCode))
         } else if let stopSignal {
@@ -131,4 +154,11 @@ public final class RecordingSession {
     private static func deviceFailureText(errno code: Int32) -> String {
         code == ETIMEDOUT ? "the device stopped delivering audio" : String(cString: strerror(code))
     }
+}
+
+/// A snapshot of a running recording, for status displays.
+public struct RecordingProgress: Sendable {
+    public let framesCaptured: Int
+    public let format: PCMFormat
+    public var seconds: Double { format.seconds(forFrames: framesCaptured) }
 }

@@ -10,6 +10,8 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case deviceLost(reason: String)
     /// Writing the output failed (disk full, file too large, reader gone).
     case outputFailed(EncoderError)
+    /// The user or the administrator took the microphone away while it was recording.
+    case permissionRevoked
 
     public var description: String {
         switch self {
@@ -17,6 +19,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         case .durationReached: "duration reached"
         case .deviceLost: "capture device lost"
         case .outputFailed: "output failed"
+        case .permissionRevoked: "microphone access revoked"
         }
     }
 
@@ -26,11 +29,30 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         case .signal, .durationReached: nil
         case .deviceLost(let reason): "capture device lost: \(reason)"
         case .outputFailed(let error): error.description
+        case .permissionRevoked: "microphone access was revoked; the recording was stopped and finalized"
         }
     }
 
-    /// 0 for a normal stop; 74 (EX_IOERR) when the device or the output failed.
-    public var exitCode: Int32 { failureMessage == nil ? 0 : 74 }
+    /// 0 for a normal stop; 74 (EX_IOERR) when the device or the output failed; 77 (EX_NOPERM)
+    /// when microphone access was revoked.
+    public var exitCode: Int32 {
+        switch self {
+        case .signal, .durationReached: 0
+        case .deviceLost, .outputFailed: 74
+        case .permissionRevoked: 77
+        }
+    }
+
+    /// A short name for the access log: duration, SIGINT, device lost, output failed, revoked.
+    public var logName: String {
+        switch self {
+        case .signal(let name): name
+        case .durationReached: "duration"
+        case .deviceLost: "device lost"
+        case .outputFailed: "output failed"
+        case .permissionRevoked: "revoked"
+        }
+    }
 }
 
 /// What a finished recording holds, for the one-line summary on stderr.

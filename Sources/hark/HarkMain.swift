@@ -30,13 +30,17 @@ struct Hark: ParsableCommand {
         commandName: "hark",
         abstract: "Record audio from ALSA to FLAC, on a real-time capture thread.",
         discussion: """
+            hark asks before it listens: the first recording prompts on the terminal for microphone \
+            access (Allow, Allow Once, Don't Allow); 'hark permissions' shows and changes the answer.
+
             Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d); 64 invalid usage; \
             69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up failed; \
             71 system error; 73 output cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost), with the file finalized as far as possible.
+            reader gone, device lost), with the file finalized as far as possible; 77 microphone access \
+            denied, restricted, not yet decided with no terminal to ask on, or revoked while recording.
             """,
         version: HarkVersion.string,
-        subcommands: [RecordCommand.self, DevicesCommand.self]
+        subcommands: [RecordCommand.self, DevicesCommand.self, PermissionsCommand.self]
     )
 }
 
@@ -48,6 +52,7 @@ enum HarkVersion {
 enum ExitStatus {
     static let usage: Int32 = 64
     static let unavailable: Int32 = 69
+    static let noPermission: Int32 = 77
 }
 
 /// An error that ends the command with one line and a specific exit code.
@@ -61,6 +66,8 @@ struct CommandFailure: Error {
 enum Console {
     static func error(_ message: String) { write("hark: \(message)\n") }
     static func notice(_ message: String) { write("hark: \(message)\n") }
+    /// Text as it is, for the status line's carriage returns.
+    static func raw(_ text: String) { write(text) }
 
     private static func write(_ text: String) {
         var text = text

@@ -2,7 +2,9 @@ import ArgumentParser
 import AudioFormat
 import Capture
 import Encoding
+import RecordPermission
 import Recorder
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +21,8 @@ struct RecordCommand: ParsableCommand {
 
             Exit codes: 0 normal stop; 64 invalid usage; 69 capture device missing, unavailable or refusing \
             the parameters; 70 encoder set-up failed; 71 system error; 73 output cannot be created; 74 I/O \
-            error while recording (disk full, reader gone, device lost), file finalized as far as possible.
+            error while recording (disk full, reader gone, device lost), file finalized as far as possible; \
+            77 microphone access denied, restricted, undecided with no terminal, or revoked while recording.
             """
     )
 
@@ -117,28 +120,74 @@ struct RecordCommand: ParsableCommand {
             output: output == "-" ? .standardOutput : .file(path: output),
             codec: codec, durationSeconds: duration)
 
+        let gate = HarkManifest.gate
         let session: RecordingSession
         let scheduling: String
         do {
-            session = try RecordingSession(configuration)
+            // Consent is asked for here: after the arguments and the output are known to be good,
+            // right before the device is opened.
+            session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
             scheduling = try session.start().description
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
+        let started = Date()
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
-                + "(\(formatSeconds(pcm.seconds(forFrames: session.ringCapacityFrames))) s); libFLAC \(FLACEncoder.libraryVersion)")
+                + "(\(formatSeconds(pcm.seconds(forFrames: session.ringCapacityFrames))) s); libFLAC \(FLACEncoder.libraryVersion); "
+                + "consent: \(session.grant.consent.rawValue)")
         }
         if !quiet {
             let until = duration.map { "for \(formatSeconds($0)) s" } ?? "until Ctrl-C"
-            Console.notice("recording from '\(device)' (\(pcm)) to \(configuration.output) \(until)")
+            Console.notice("● recording from '\(device)' (\(pcm)) to \(configuration.output) \(until)")
         }
-        let summary = session.waitUntilFinished()
+
+        var statusLine = StatusLine(device: device, quiet: quiet)
+        var watch = PermissionWatch(gate: gate)
+        var lastWatch = MonotonicSeconds.now
+        let summary = session.waitUntilFinished { progress in
+            statusLine.update(progress)
+            // Twice a second keeps "stops within a second" with room for the drain; two lstat calls.
+            guard MonotonicSeconds.now - lastWatch >= 0.5 else { return nil }
+            lastWatch = MonotonicSeconds.now
+            return watch.isRevoked() ? .permissionRevoked : nil
+        }
+        statusLine.clear()
+        logAccess(summary, grant: session.grant, started: started)
         if !quiet { Console.notice(summary.description) }
         if let failure = summary.end.failureMessage {
             throw CommandFailure(message: failure, exitCode: summary.end.exitCode)
         }
+    }
+
+    /// Appends this recording to the access log. A failure is a warning: the recording is done.
+    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: Date) {
+        let entry = AccessLogEntry(
+            start: started, end: Date(), app: grant.manifest.appIdentifier, device: device,
+            format: "\(summary.format), \(try! resolvedFormat().rawValue)", output: absolutePath(summary.output),
+            frames: summary.frames, consent: grant.consent, ended: summary.end.logName)
+        do throws(PermissionChangeError) {
+            try AccessLog().append(entry)
+        } catch {
+            Console.error("warning: \(error.message)")
+        }
+    }
+}
+
+/// `path` made absolute against the working directory ("stdout" stays as it is), for the log.
+private func absolutePath(_ path: String) -> String {
+    guard path != "stdout", !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
+    defer { free(directory) }
+    return String(cString: directory) + "/" + path
+}
+
+/// Seconds on the monotonic clock, for intervals on the session thread.
+enum MonotonicSeconds {
+    static var now: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
 

@@ -124,6 +124,7 @@ import Testing
     /// Files in the rig's directory other than the rig's own.
     private func leftoverFiles(in rig: ALSATestRig) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
-            .filter { !["input.raw", "asoundrc", "run"].contains($0) && !$0.hasPrefix("stdout-") && !$0.hasPrefix("stderr-") }
+            .filter { !["input.raw", "asoundrc", "run", "config", "state", "etc"].contains($0)
+                && !$0.hasPrefix("stdout-") && !$0.hasPrefix("stderr-") }
     }
 }

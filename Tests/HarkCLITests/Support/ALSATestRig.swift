@@ -15,7 +15,9 @@ final class ALSATestRig {
     let inputFile: URL
     private(set) var pulse: PulseAudioServer?
 
-    init(input: Data, name: String = #function) throws {
+    /// With `grantMicrophone`, the rig's user has already allowed hark the microphone (with
+    /// `hark permissions grant microphone`), so recordings run without a prompt.
+    init(input: Data, grantMicrophone: Bool = true) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("hark-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -28,6 +30,10 @@ final class ALSATestRig {
         try configuration.write(to: directory.appendingPathComponent("asoundrc"), atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        if grantMicrophone {
+            let granted = try runHark(["permissions", "grant", "microphone"], rig: self)
+            guard granted.status == 0 else { throw TestRigError("cannot grant the microphone: \(granted.standardError)") }
+        }
     }
 
     deinit {
@@ -36,6 +42,9 @@ final class ALSATestRig {
     }
 
     var runtimeDirectory: URL { directory.appendingPathComponent("run") }
+    var systemDirectory: URL { directory.appendingPathComponent("etc") }
+    var storeFile: String { directory.appendingPathComponent("config/hark/permissions/dev.hark.cli.json").path }
+    var accessLogFile: String { directory.appendingPathComponent("state/hark/access-log.jsonl").path }
 
     /// The environment hark runs in: this rig's ALSA configuration, runtime dir and home.
     var environment: [String: String] {
@@ -44,6 +53,9 @@ final class ALSATestRig {
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
         environment["HOME"] = directory.path
         environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        // Debug builds read the administrator's policy from here instead of /etc/hark.
+        environment["HARK_SYSTEM_CONFIG_DIR"] = systemDirectory.path
         environment.removeValue(forKey: "PULSE_SERVER")
         return environment
     }

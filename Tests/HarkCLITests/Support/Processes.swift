@@ -40,8 +40,8 @@ final class RunningProcess {
         let tag = UUID().uuidString.prefix(8)
         outputFile = scratch.appendingPathComponent("stdout-\(tag)")
         errorFile = scratch.appendingPathComponent("stderr-\(tag)")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         process.executableURL = executable
         process.arguments = arguments
         process.environment = environment

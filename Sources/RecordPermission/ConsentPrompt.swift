@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The user's answer to the consent prompt.
+public enum PromptAnswer: Sendable, Equatable {
+    /// Allow, and remember it.
+    case allow
+    /// Allow this run only; ask again next time.
+    case allowOnce
+    /// Don't Allow, chosen explicitly: remembered as denied.
+    case deny
+    /// No clear answer (end of input, Ctrl-C, something unrecognised): Don't Allow, not remembered.
+    case dismissed(reason: String)
+}
+
+/// Something that can ask the user for consent.
+public protocol ConsentPrompting: Sendable {
+    /// Asks whether `appName` may use `resource`, quoting `purpose`; nil when there is nobody to ask.
+    func ask(appName: String, resource: PermissionResource, purpose: String) -> PromptAnswer?
+}
+
+/// The consent prompt on the controlling terminal (`/dev/tty`), never on stdout or stderr, which
+/// may carry audio or be redirected.
+///
+/// Input typed before the prompt appears is discarded, so no stray keystroke answers it. While it
+/// waits, it also watches for SIGINT, SIGTERM and SIGHUP: when the program has blocked them (as
+/// hark does), a Ctrl-C at the prompt dismisses it instead of killing the program; when they are
+/// not blocked, their default action ends the program as usual.
+public struct TerminalPrompt: ConsentPrompting {
+    let terminalPath: String
+
+    public init(terminalPath: String = "/dev/tty") {
+        self.terminalPath = terminalPath
+    }
+
+    public func ask(appName: String, resource: PermissionResource, purpose: String) -> PromptAnswer? {
+        let terminal = open(terminalPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard terminal >= 0 else { return nil }  // ENXIO: no controlling terminal
+        defer { close(terminal) }
+        tcflush(terminal, TCIFLUSH)
+        show("""
+
+            “\(appName)” would like to access \(resource.displayName).
+              “\(purpose)”
+            [a] Allow   [o] Allow Once   [d] Don't Allow
+            Allow \(appName) to use \(resource.displayName)? (a/o/d): 
+            """, on: terminal)
+        let answer = readAnswer(from: terminal)
+        switch answer {
+        case .allow: show("Allowed.\n\n", on: terminal)
+        case .allowOnce: show("Allowed for this run only.\n\n", on: terminal)
+        case .deny: show("Not allowed.\n\n", on: terminal)
+        case .dismissed(let reason): show("\nNot allowed (\(reason)).\n\n", on: terminal)
+        }
+        return answer
+    }
+
+    /// Reads one line, or stops at end of input or a pending stop signal.
+    private func readAnswer(from terminal: Int32) -> PromptAnswer {
+        var line: [UInt8] = []
+        while true {
+            if let signal = takePendingStopSignal() {
+                return .dismissed(reason: signal == SIGINT ? "interrupted" : "stopped by a signal")
+            }
+            var request = pollfd(fd: terminal, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&request, 1, 100)
+            if ready < 0 && errno != EINTR { return .dismissed(reason: "the terminal failed") }
+            guard ready > 0 else { continue }
+            // A Ctrl-C also makes the terminal readable (it flushes the line): the signal wins.
+            if let signal = takePendingStopSignal() {
+                return .dismissed(reason: signal == SIGINT ? "interrupted" : "stopped by a signal")
+            }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { read(terminal, $0.baseAddress!, $0.count) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard count > 0 else { return .dismissed(reason: "no answer") }
+            line += buffer.prefix(count)
+            if let newline = line.firstIndex(of: 0x0A) {
+                return Self.parse(String(decoding: line[..<newline], as: UTF8.self))
+            }
+            if line.count > 1024 { return .dismissed(reason: "unclear answer") }
+        }
+    }
+
+    /// Understands a, allow, y, yes / o, once, allow once / d, n, no, deny, don't allow; anything
+    /// else is unclear and means Don't Allow without remembering it.
+    static func parse(_ text: String) -> PromptAnswer {
+        let answer = String(text.lowercased().map { $0 == "’" ? "'" : $0 }
+            .drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        switch answer {
+        case "a", "allow", "y", "yes": return .allow
+        case "o", "once", "allow once": return .allowOnce
+        case "d", "n", "no", "deny", "don't allow", "dont allow": return .deny
+        case "": return .dismissed(reason: "no answer")
+        default: return .dismissed(reason: "unclear answer")
+        }
+    }
+
+    private func show(_ text: String, on terminal: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(terminal, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    /// Takes a pending SIGINT, SIGTERM or SIGHUP without waiting; nil when none is pending.
+    /// Only a blocked signal can be pending, so this never steals one the program did not block.
+    private func takePendingStopSignal() -> Int32? {
+        var pending = sigset_t()
+        sigpending(&pending)
+        for signal in [SIGINT, SIGTERM, SIGHUP] where sigismember(&pending, signal) == 1 {
+            var only = sigset_t()
+            sigemptyset(&only)
+            sigaddset(&only, signal)
+            var noWait = timespec(tv_sec: 0, tv_nsec: 0)
+            if sigtimedwait(&only, nil, &noWait) == signal { return signal }
+        }
+        return nil
+    }
+}

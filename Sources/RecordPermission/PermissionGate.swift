@@ -1,0 +1,173 @@
+import FoundationEssentials
+
+/// The record-permission gate: Apple's authorization model (AVCaptureDevice's
+/// `authorizationStatus(for:)` and `requestAccess(for:)`, TCC's remembered decisions and
+/// `tccutil reset`), made for a terminal.
+///
+///     let gate = PermissionGate(manifest: manifest)
+///     switch gate.requestAccess(for: .audio) {
+///     case .granted(let grant): try CaptureDevice(opening: request, grant: grant)
+///     case .refused(let refusal): print(refusal)   // exit 77
+///     }
+///
+/// Order of precedence: an administrator's restriction, then an untrusted store (never grants),
+/// then the stored decision, then the prompt.
+public struct PermissionGate: Sendable {
+    public let manifest: AppManifest
+    public let locations: PermissionLocations
+
+    /// The app identifier of hark itself, the "Settings app" whose `permissions` commands change
+    /// decisions for every app that embeds this gate.
+    public static let settingsAppIdentifier = "dev.hark.cli"
+
+    public init(manifest: AppManifest, locations: PermissionLocations = .current()) {
+        self.manifest = manifest
+        self.locations = locations
+    }
+
+    var store: PermissionStore { PermissionStore(locations: locations, appIdentifier: manifest.appIdentifier) }
+    var policy: SystemPolicy { SystemPolicy(path: locations.policyFile) }
+
+    // MARK: Status (never prompts)
+
+    /// The current status. Never prompts. An untrusted store reads as `denied`.
+    public func authorizationStatus(for mediaType: MediaType) -> AuthorizationStatus {
+        statusDetail(for: mediaType.resource).status
+    }
+
+    /// The status with where it comes from, for `hark permissions`.
+    public func statusDetail(for resource: PermissionResource) -> StatusDetail {
+        if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) {
+            return StatusDetail(resource: resource, status: .restricted, setBy: nil, updated: nil, note: reason)
+        }
+        do throws(StoreProblem) {
+            guard let decision = try store.decision(for: resource) else {
+                return StatusDetail(resource: resource, status: .notDetermined, setBy: nil, updated: nil, note: nil)
+            }
+            return StatusDetail(resource: resource, status: decision.status, setBy: decision.setBy,
+                                updated: decision.updated, note: nil)
+        } catch {
+            return StatusDetail(resource: resource, status: .denied, setBy: nil, updated: nil, note: error.description)
+        }
+    }
+
+    // MARK: Requesting access
+
+    /// Returns a grant when the user allows `mediaType`, prompting only when the status is
+    /// `notDetermined`. Stops the program first if the manifest lacks the purpose string.
+    public func requestAccess(for mediaType: MediaType, prompt: any ConsentPrompting = TerminalPrompt()) -> AccessResult {
+        let resource = mediaType.resource
+        manifest.requireUsageDescription(for: resource)
+        let detail = statusDetail(for: resource)
+        switch detail.status {
+        case .authorized:
+            return .granted(MicrophoneGrant(manifest: manifest, consent: .stored))
+        case .restricted:
+            return .refused(AccessRefusal(kind: .restricted, message: "\(resource.rawValue.capitalizedFirst) access is \(detail.note ?? "restricted by the administrator")"))
+        case .denied:
+            if let problem = detail.note {
+                return .refused(AccessRefusal(kind: .untrustedStore, message: problem))
+            }
+            return .refused(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
+        case .notDetermined:
+            break
+        }
+        guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
+                                      purpose: manifest.usageDescription(for: resource)!) else {
+            return .refused(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
+        }
+        switch answer {
+        case .allow:
+            let stored = (try? store.write(.authorized, for: resource, setBy: "prompt")) != nil
+            return .granted(MicrophoneGrant(manifest: manifest, consent: stored ? .prompt : .once))
+        case .allowOnce:
+            return .granted(MicrophoneGrant(manifest: manifest, consent: .once))
+        case .deny:
+            try? store.write(.denied, for: resource, setBy: "prompt")
+            return .refused(AccessRefusal(kind: .denied, message: "\(resource.rawValue.capitalizedFirst) access was not allowed; change it with '\(grantCommand(resource))'"))
+        case .dismissed(let reason):
+            return .refused(AccessRefusal(kind: .dismissed, message: "\(resource.rawValue.capitalizedFirst) access was not allowed (\(reason)); nothing was remembered"))
+        }
+    }
+
+    /// AVFoundation's shape: true when access is granted. Prefer `requestAccess(for:prompt:)`,
+    /// whose grant is what opens a capture device.
+    public func requestAccess(for mediaType: MediaType) async -> Bool {
+        if case .granted = requestAccess(for: mediaType, prompt: TerminalPrompt()) { return true }
+        return false
+    }
+
+    // MARK: Settings (hark permissions grant / deny / reset)
+
+    /// Stores the user's decision, as the Settings app does. Refused when the administrator has
+    /// restricted the resource or the store is untrusted (reset first).
+    public func setDecision(_ status: AuthorizationStatus, for resource: PermissionResource) throws(PermissionChangeError) {
+        precondition(status == .authorized || status == .denied, "only authorized or denied can be stored")
+        if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) {
+            throw PermissionChangeError(message: "\(resource.rawValue.capitalizedFirst) access is \(reason); it cannot be changed")
+        }
+        do throws(StoreProblem) {
+            try store.write(status, for: resource, setBy: "command")
+        } catch {
+            throw PermissionChangeError(message: error.description)
+        }
+    }
+
+    /// Forgets the decision for `resource`, or all of them (`tccutil reset`). Also repairs an
+    /// untrusted store.
+    public func reset(_ resource: PermissionResource?) throws(PermissionChangeError) {
+        do throws(StoreProblem) {
+            try store.reset(resource)
+        } catch {
+            throw PermissionChangeError(message: error.description)
+        }
+    }
+
+    func grantCommand(_ resource: PermissionResource) -> String {
+        let app = manifest.appIdentifier == Self.settingsAppIdentifier ? "" : " --app \(manifest.appIdentifier)"
+        return "hark permissions grant \(resource.rawValue)\(app)"
+    }
+}
+
+/// The outcome of `requestAccess`.
+public enum AccessResult: Sendable {
+    case granted(MicrophoneGrant)
+    case refused(AccessRefusal)
+}
+
+/// Why access was refused, with the one line to show the user.
+public struct AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case denied, restricted, notDeterminedWithoutTerminal, dismissed, untrustedStore
+    }
+    public let kind: Kind
+    public let message: String
+    public var description: String { message }
+}
+
+/// A `permissions grant/deny/reset` that could not be carried out.
+public struct PermissionChangeError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// A resource's status and where it comes from.
+public struct StatusDetail: Sendable, Equatable {
+    public let resource: PermissionResource
+    public let status: AuthorizationStatus
+    /// "prompt" or "command" for stored decisions.
+    public let setBy: String?
+    public let updated: Date?
+    /// The restriction, or the store's problem.
+    public let note: String?
+
+    var sinceText: String {
+        guard let updated, let setBy else { return "" }
+        let how = setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
+        return " (chosen \(how) on \(updated.formatted(.iso8601)))"
+    }
+}
+
+extension String {
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the gate keeps and reads its files.
+///
+/// - Decisions: `$XDG_CONFIG_HOME/hark/permissions/<app identifier>.json` (default `~/.config`).
+/// - Access log: `$XDG_STATE_HOME/hark/access-log.jsonl` (default `~/.local/state`).
+/// - Administrator policy: `/etc/hark/policy.json`. Only debug builds honour `HARK_SYSTEM_CONFIG_DIR`,
+///   so tests can point it elsewhere; a release build always reads `/etc/hark`.
+public struct PermissionLocations: Sendable, Hashable {
+    public let storeDirectory: String
+    public let stateDirectory: String
+    public let systemDirectory: String
+
+    public init(storeDirectory: String, stateDirectory: String, systemDirectory: String) {
+        self.storeDirectory = storeDirectory
+        self.stateDirectory = stateDirectory
+        self.systemDirectory = systemDirectory
+    }
+
+    /// The locations for the current user, from the environment.
+    public static func current() -> PermissionLocations {
+        let home = environment("HOME") ?? homeFromPasswordDatabase() ?? "/"
+        // XDG: a relative path in these variables is invalid and must be ignored.
+        let config = absolute(environment("XDG_CONFIG_HOME")) ?? home + "/.config"
+        let state = absolute(environment("XDG_STATE_HOME")) ?? home + "/.local/state"
+        var system = "/etc/hark"
+        #if DEBUG
+        if let override = environment("HARK_SYSTEM_CONFIG_DIR"), override.hasPrefix("/") { system = override }
+        #endif
+        return PermissionLocations(storeDirectory: config + "/hark/permissions", stateDirectory: state + "/hark",
+                                   systemDirectory: system)
+    }
+
+    public func storeFile(for appIdentifier: String) -> String { "\(storeDirectory)/\(appIdentifier).json" }
+    func lockFile(for appIdentifier: String) -> String { "\(storeDirectory)/.\(appIdentifier).lock" }
+    public var accessLogFile: String { stateDirectory + "/access-log.jsonl" }
+    public var policyFile: String { systemDirectory + "/policy.json" }
+
+    private static func absolute(_ path: String?) -> String? {
+        guard let path, path.hasPrefix("/") else { return nil }
+        return path
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+
+    private static func homeFromPasswordDatabase() -> String? {
+        guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return nil }
+        return String(cString: directory)
+    }
+}

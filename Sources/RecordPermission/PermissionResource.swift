@@ -1,0 +1,53 @@
+/// What an app asks permission for, as AVFoundation names the media it captures.
+public enum MediaType: Sendable, Hashable {
+    /// Audio capture: the microphone.
+    case audio
+
+    /// The protected resource this media type needs.
+    public var resource: PermissionResource {
+        switch self {
+        case .audio: .microphone
+        }
+    }
+}
+
+/// A protected resource with its own decision in the store and its own purpose string.
+public enum PermissionResource: String, Sendable, Hashable, CaseIterable, Codable {
+    case microphone
+
+    /// The manifest key whose purpose string must be declared before access is requested
+    /// (the Info.plist key Apple's systems use).
+    public var usageDescriptionKey: String {
+        switch self {
+        case .microphone: "NSMicrophoneUsageDescription"
+        }
+    }
+
+    /// How the prompt names the resource: "… would like to access the microphone."
+    public var displayName: String {
+        switch self {
+        case .microphone: "the microphone"
+        }
+    }
+}
+
+/// Whether an app may use a resource, named as AVFoundation names it.
+public enum AuthorizationStatus: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The user has not been asked yet: `requestAccess` will prompt.
+    case notDetermined
+    /// An administrator's policy forbids it; nobody is prompted and the user cannot change it.
+    case restricted
+    /// The user said no (at the prompt or with `permissions deny`).
+    case denied
+    /// The user said yes; recording may start without a prompt.
+    case authorized
+
+    public var description: String {
+        switch self {
+        case .notDetermined: "not determined"
+        case .restricted: "restricted"
+        case .denied: "denied"
+        case .authorized: "authorized"
+        }
+    }
+}

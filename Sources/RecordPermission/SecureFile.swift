@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The POSIX calls behind the store and the log: checked reads, atomic replacement, locking.
+/// Every file operation of the gate goes through here.
+enum SecureFile {
+    /// Why a file or directory cannot be trusted to hold consent.
+    enum Problem: Error, Equatable {
+        case symlink
+        case notRegularFile
+        case notDirectory
+        case wrongOwner(uid: UInt32)
+        case writableByOthers(mode: UInt32)
+        case tooLarge(bytes: Int)
+        case unreadable(errno: Int32)
+
+        var text: String {
+            switch self {
+            case .symlink: "is a symbolic link"
+            case .notRegularFile: "is not a regular file"
+            case .notDirectory: "is not a directory"
+            case .wrongOwner(let uid): "is owned by another user (uid \(uid))"
+            case .writableByOthers(let mode): "is writable by other users (mode \(String(mode & 0o777, radix: 8)))"
+            case .tooLarge(let bytes): "is too large (\(bytes) bytes)"
+            case .unreadable(let code): "cannot be read (\(String(cString: strerror(code))))"
+            }
+        }
+    }
+
+    /// Reads a small file that only its owner, the current user, can have written.
+    /// Returns nil when it does not exist. Symlinks are refused (`O_NOFOLLOW`), and the checks
+    /// apply to the opened descriptor, so a swap between check and read cannot slip through.
+    static func readTrusted(_ path: String, maxBytes: Int) throws(Problem) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if descriptor < 0 {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: throw .symlink
+            default: throw .unreadable(errno: errno)
+            }
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .unreadable(errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notRegularFile }
+        guard info.st_uid == geteuid() else { throw .wrongOwner(uid: info.st_uid) }
+        guard info.st_mode & 0o022 == 0 else { throw .writableByOthers(mode: info.st_mode) }
+        guard Int(info.st_size) <= maxBytes else { throw .tooLarge(bytes: Int(info.st_size)) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var total = 0
+        while total < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + total, $0.count - total) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .unreadable(errno: errno) }
+            if count == 0 { break }
+            total += count
+        }
+        return Array(bytes.prefix(total))
+    }
+
+    /// Checks that `path` is a directory of ours that others cannot write into.
+    static func checkPrivateDirectory(_ path: String) throws(Problem) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw .unreadable(errno: errno) }
+        if (info.st_mode & S_IFMT) == S_IFLNK { throw .symlink }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
+        guard info.st_uid == geteuid() else { throw .wrongOwner(uid: info.st_uid) }
+        guard info.st_mode & 0o022 == 0 else { throw .writableByOthers(mode: info.st_mode) }
+    }
+
+    /// Creates `path` and its missing parents with mode 0700, then checks the last one.
+    static func makePrivateDirectory(_ path: String) throws(Problem) {
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .unreadable(errno: errno) }
+        }
+        try checkPrivateDirectory(path)
+        _ = chmod(path, 0o700)
+    }
+
+    /// Replaces `path` atomically with `bytes`, mode 0600: a temporary file in the same directory,
+    /// written and fsynced, renamed over `path`, then the directory fsynced so the rename is durable.
+    /// Readers see the old file or the new one, never a torn one. Call with the lock held.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(Problem) {
+        let directory = String(path[..<path.lastIndex(of: "/")!])
+        let temporary = "\(directory)/.\(path.split(separator: "/").last!).\(getpid()).tmp"
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .unreadable(errno: errno) }
+        var failure: Int32?
+        var offset = 0
+        while offset < bytes.count && failure == nil {
+            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 { if errno != EINTR { failure = errno } } else { offset += count }
+        }
+        if failure == nil && fsync(descriptor) != 0 { failure = errno }
+        close(descriptor)
+        if failure == nil && rename(temporary, path) != 0 { failure = errno }
+        if let failure {
+            unlink(temporary)
+            throw .unreadable(errno: failure)
+        }
+        syncDirectory(directory)
+    }
+
+    /// Makes a rename or unlink in `directory` durable.
+    static func syncDirectory(_ directory: String) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `lockPath`, so concurrent writers take turns.
+    static func withExclusiveLock<T, E: Error>(_ lockPath: String, _ body: () throws(E) -> T) throws(E) -> T {
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+        }
+        defer { if descriptor >= 0 { close(descriptor) } }  // closing releases the lock
+        return try body()
+    }
+
+    /// A cheap fingerprint of a path's current state (inode, size, change time), to notice writes.
+    static func fingerprint(_ path: String) -> [Int] {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return [] }
+        return [Int(info.st_ino), Int(info.st_size), Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec),
+                Int(info.st_mode)]
+    }
+}

@@ -1,0 +1,176 @@
+import ArgumentParser
+import FoundationEssentials
+import RecordPermission
+
+/// `hark permissions`: the Settings pane for the record-permission gate.
+struct PermissionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "permissions",
+        abstract: "Show and change who may use the microphone (like Settings › Privacy, and tccutil).",
+        subcommands: [Status.self, Grant.self, Deny.self, Reset.self, Log.self],
+        defaultSubcommand: Status.self
+    )
+}
+
+/// Which app's decisions a `permissions` command reads or changes.
+struct AppOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The app identifier (default: hark's own, \(PermissionGate.settingsAppIdentifier)).",
+                               valueName: "identifier"))
+    var app: String = PermissionGate.settingsAppIdentifier
+
+    func validate() throws {
+        guard !app.isEmpty, app.first != ".", app.count <= 200,
+              app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+            throw ValidationError("'\(app)' is not an app identifier (letters, digits, '.', '-', '_')")
+        }
+    }
+
+    /// A gate for this app. Changing decisions needs no purpose string, so another app's can be
+    /// managed without its manifest.
+    var gate: PermissionGate {
+        app == PermissionGate.settingsAppIdentifier
+            ? HarkManifest.gate
+            : PermissionGate(manifest: AppManifest(appIdentifier: app, displayName: app, microphoneUsageDescription: nil))
+    }
+}
+
+/// The resource argument of grant/deny/reset.
+extension PermissionResource: ExpressibleByArgument {}
+
+extension PermissionsCommand {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show each resource's status, how it was set and when.")
+        @OptionGroup var app: AppOption
+
+        func run() throws {
+            var text = ""
+            for resource in PermissionResource.allCases {
+                let detail = app.gate.statusDetail(for: resource)
+                text += "\(resource.rawValue): \(describe(detail))\n"
+            }
+            print(text, terminator: "")
+        }
+
+        private func describe(_ detail: StatusDetail) -> String {
+            if let note = detail.note, detail.status == .restricted { return "restricted — \(note)" }
+            if let note = detail.note { return "denied — \(note)" }
+            switch detail.status {
+            case .notDetermined:
+                return "not determined (hark will ask on the terminal at the next recording)"
+            case .authorized, .denied, .restricted:
+                let how = detail.setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
+                let when = detail.updated.map { " on \($0.formatted(.iso8601))" } ?? ""
+                return "\(detail.status) (\(how)\(when))"
+            }
+        }
+    }
+
+    struct Grant: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Allow the app to use a resource from now on.")
+        @Argument(help: "The resource: microphone.") var resource: PermissionResource
+        @OptionGroup var app: AppOption
+
+        func run() throws {
+            try change { try app.gate.setDecision(.authorized, for: resource) }
+            Console.notice("\(resource.rawValue) allowed for \(app.app)")
+        }
+    }
+
+    struct Deny: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Refuse a resource; a recording running under it stops within a second.")
+        @Argument(help: "The resource: microphone.") var resource: PermissionResource
+        @OptionGroup var app: AppOption
+
+        func run() throws {
+            try change { try app.gate.setDecision(.denied, for: resource) }
+            Console.notice("\(resource.rawValue) denied for \(app.app)")
+        }
+    }
+
+    struct Reset: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget decisions (all, or one resource), so the next recording asks again; repairs a damaged store.")
+        @Argument(help: "The resource to forget; all when omitted.") var resource: PermissionResource?
+        @OptionGroup var app: AppOption
+
+        func run() throws {
+            try change { try app.gate.reset(resource) }
+            Console.notice("\(resource?.rawValue ?? "all decisions") reset for \(app.app); the next recording will ask")
+        }
+    }
+
+    struct Log: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List past recordings from the access log.")
+        @Flag(help: "Print the log's JSON lines as they are stored.") var json = false
+        @Option(help: ArgumentHelp("Only recordings that started at or after this time: an ISO 8601 date or time "
+                                   + "(2026-11-21, 2026-11-21T09:00:00Z) or an age such as 30m, 12h, 7d.",
+                                   valueName: "time")) var since: String?
+
+        func validate() throws {
+            if let since, LogFilter.startDate(since, now: Date()) == nil {
+                throw ValidationError("cannot read '\(since)' as a time; use 2026-11-21, 2026-11-21T09:00:00Z, 30m, 12h or 7d")
+            }
+        }
+
+        func run() throws {
+            let threshold = since.flatMap { LogFilter.startDate($0, now: Date()) }
+            let entries = AccessLog().entries().filter { threshold == nil || $0.start >= threshold! }
+            var text = ""
+            for entry in entries {
+                if json {
+                    text += String(decoding: (try? JSONEncoder.sortedLines.encode(entry)) ?? Data(), as: UTF8.self) + "\n"
+                } else {
+                    let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
+                    text += "\(entry.start.formatted(.iso8601))  \(entry.app)  \(entry.device) → \(entry.output)  "
+                        + "\(formatSeconds(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
+                        + "ended: \(entry.ended)\n"
+                }
+            }
+            print(text, terminator: "")
+        }
+
+        private func sampleRate(_ format: String) -> Int? {
+            format.split(separator: ",").lazy.compactMap { part -> Int? in
+                let words = part.split(separator: " ")
+                return words.count == 2 && words[1] == "Hz" ? Int(words[0]) : nil
+            }.first
+        }
+    }
+}
+
+/// Runs a change of a decision, turning its error into one line and exit 77.
+private func change(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as PermissionChangeError {
+        throw CommandFailure(message: error.message, exitCode: ExitStatus.noPermission)
+    }
+}
+
+enum LogFilter {
+    /// Parses `--since`: an ISO 8601 date or date-time, or an age (`30m`, `12h`, `7d`, `90s`).
+    static func startDate(_ text: String, now: Date) -> Date? {
+        if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
+            let scale: Double? = switch unit {
+            case "s": 1
+            case "m": 60
+            case "h": 3600
+            case "d": 86_400
+            default: nil
+            }
+            if let scale { return now.addingTimeInterval(-amount * scale) }
+        }
+        if let time = try? Date(text, strategy: .iso8601) { return time }
+        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
+    }
+}
+
+extension JSONEncoder {
+    static var sortedLines: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
