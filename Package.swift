@@ -40,6 +40,7 @@ let package = Package(
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
+        .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat"]),
     ]
 )

@@ -1,0 +1,76 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Every recording leaves one line in the access log, and revoking access stops a running
+/// recording within a second with a finished file.
+@Suite struct AccessLogTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    struct Entry: Decodable {
+        let start: String, end: String, app: String, device: String, format: String, output: String
+        let frames: Int, consent: String, ended: String
+    }
+
+    private func entries(_ rig: ALSATestRig, _ extra: [String] = []) throws -> [Entry] {
+        let result = try runHark(["permissions", "log", "--json"] + extra, rig: rig)
+        #expect(result.status == 0)
+        return try String(decoding: result.standardOutput, as: UTF8.self).split(separator: "\n")
+            .map { try JSONDecoder().decode(Entry.self, from: Data($0.utf8)) }
+    }
+
+    @Test func normalSignalAndRevokedEndsAreEachLogged() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        #expect(try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("a.flac")], rig: rig).status == 0)
+
+        let interrupted = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", "-"],
+                                             environment: rig.environment, scratch: rig.directory)
+        usleep(2_500_000)
+        interrupted.send(SIGINT)
+        #expect(interrupted.wait(timeout: 10).status == 0)
+
+        let revoked = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", rig.path("c.flac")],
+                                         environment: rig.environment, scratch: rig.directory)
+        usleep(2_500_000)
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        #expect(revoked.wait(timeout: 10).status == 77)
+
+        let log = try entries(rig)
+        #expect(log.map(\.ended) == ["duration", "SIGINT", "revoked"])
+        #expect(log.map(\.output) == [rig.path("a.flac"), "stdout", rig.path("c.flac")])
+        #expect(log.allSatisfy { $0.app == "dev.hark.cli" && $0.consent == "stored" })
+        #expect(log[0].frames == 48_000 && log[0].device == "filecap" && log[0].format == "S16_LE, 2 ch, 48000 Hz, flac")
+        #expect(log[2].frames == (try FLACTools.totalSamples(rig.path("c.flac"))))
+        var info = stat()
+        #expect(lstat(rig.accessLogFile, &info) == 0 && info.st_mode & 0o777 == 0o600)
+
+        let text = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 3 && text.contains("ended: revoked"))
+        #expect(try entries(rig, ["--since", "1h"]).count == 3)
+        #expect(try entries(rig, ["--since", "2999-01-01"]).isEmpty)
+        #expect(try runHark(["permissions", "log", "--since", "yesterday-ish"], rig: rig).status == 64)
+    }
+
+    @Test func revokingDuringAPacedRecordingStopsItWithinASecond() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("revoked.flac")
+        let recording = try RunningProcess(harkBinary, ["record", "-D", "pacedcap", "-o", output],
+                                           environment: rig.environment, scratch: rig.directory)
+        usleep(3_000_000)
+        #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
+        let revokedAt = Date()
+        let result = recording.wait(timeout: 10)
+        let stopSeconds = Date().timeIntervalSince(revokedAt)
+        #expect(stopSeconds < 1, "stopped \(stopSeconds) s after the reset")
+        #expect(result.status == 77)
+        #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
+        #expect(try FLACTools.test(output).status == 0)
+        let total = try #require(try FLACTools.totalSamples(output))
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        #expect(total > 0 && decoded[...] == signal.prefix(frames: total))
+    }
+}

@@ -1,0 +1,122 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// The consent prompt on a real pseudo-terminal: each answer, what is remembered, and what never
+/// prompts.
+@Suite struct ConsentPromptTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    private func undecidedRig(seconds: Int = 1) throws -> (ALSATestRig, TestSignal) {
+        let signal = TestSignal(format: Self.format, frames: seconds * 48_000)
+        return (try ALSATestRig(input: signal.alsaBytes, grantMicrophone: false), signal)
+    }
+
+    private func status(_ rig: ALSATestRig) throws -> String {
+        String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+    }
+
+    @Test func allowRecordsAndIsRememberedSoTheNextRunDoesNotAsk() throws {
+        let (rig, signal) = try undecidedRig()
+        let output = rig.path("allowed.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        #expect(session.screen.contains("“hark” would like to access the microphone."))
+        #expect(session.screen.contains("“hark records audio from the capture device you choose"), "the purpose string is quoted")
+        #expect(session.screen.contains("Allow Once") && session.screen.contains("Don't Allow"))
+        session.type("a\n")
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.samples)
+        #expect(try status(rig).contains("microphone: authorized (at the prompt on "))
+
+        let again = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output]), rig: rig)
+        let second = again.finish()
+        #expect(second.status == 0)
+        #expect(!second.screen.contains(promptQuestion), "a remembered Allow does not ask again")
+    }
+
+    @Test func allowOnceRecordsThisRunOnlyAndTheNextRunAsksAgain() throws {
+        let (rig, _) = try undecidedRig()
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", rig.path("once.flac")]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        session.type("o\n")
+        #expect(session.finish().status == 0)
+        #expect(try status(rig).contains("not determined"))
+
+        let next = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", rig.path("twice.flac")]), rig: rig)
+        #expect(next.waitFor(promptQuestion), "Allow Once is not remembered")
+        next.type("o\n")
+        #expect(next.finish().status == 0)
+    }
+
+    struct Refusal: Sendable, CustomTestStringConvertible {
+        let keys: String
+        let remembered: Bool
+        let says: String
+        var testDescription: String { keys.debugDescription }
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal(keys: "d\n", remembered: true, says: "Not allowed."),
+        Refusal(keys: "Don't Allow\n", remembered: true, says: "Not allowed."),
+        Refusal(keys: "\u{04}", remembered: false, says: "no answer"),          // Ctrl-D: end of input
+        Refusal(keys: "\n", remembered: false, says: "no answer"),
+        Refusal(keys: "sure thing\n", remembered: false, says: "unclear answer"),
+        Refusal(keys: "\u{03}", remembered: false, says: "interrupted"),        // Ctrl-C
+    ]
+
+    @Test(arguments: refusals)
+    func refusalsExit77LeaveNoFileAndAreRememberedOnlyWhenExplicit(_ refusal: Refusal) throws {
+        let (rig, _) = try undecidedRig()
+        let output = rig.path("refused.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        session.type(refusal.keys)
+        let result = session.finish()
+        #expect(result.status == 77, "\(result.screen)")
+        #expect(result.screen.contains(refusal.says), "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.contains(".hark-") }
+        #expect(leftovers.isEmpty, "no temporary output is left: \(leftovers)")
+        let stored = try status(rig)
+        #expect(stored.contains(refusal.remembered ? "microphone: denied (at the prompt" : "not determined"), "\(stored)")
+    }
+
+    @Test func stdoutCarriesOnlyAudioWhileThePromptIsOnTheTerminal() throws {
+        let (rig, signal) = try undecidedRig()
+        let output = rig.path("piped.flac")
+        let command = harkCommand(["record", "-D", "filecap", "-d", "1", "-o", "-"]) + " > " + shellQuoted(output)
+        let session = try TerminalSession(command, rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        session.type("a\n")
+        #expect(session.finish().status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(bytes.prefix(4) == Data("fLaC".utf8))
+        #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.samples)
+    }
+
+    @Test func withoutATerminalAnUndecidedRecordingExits77AtOnce() throws {
+        let (rig, _) = try undecidedRig()
+        let output = rig.path("never.flac")
+        // setsid: a new session has no controlling terminal, so /dev/tty cannot be opened.
+        let result = try RunningProcess(URL(fileURLWithPath: findOnPath("setsid") ?? "/usr/bin/setsid"),
+                                        ["-w", harkBinary.path, "record", "-D", "filecap", "-o", output],
+                                        environment: rig.environment, scratch: rig.directory).wait(timeout: 10)
+        #expect(result.status == 77)
+        #expect(result.wallSeconds < 1, "took \(result.wallSeconds) s")
+        #expect(result.errorLines == ["hark: hark has not been allowed to use the microphone and there is no terminal to ask on; allow it with 'hark permissions grant microphone'"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test func helpDevicesPermissionsAndBadArgumentsNeverPrompt() throws {
+        let (rig, _) = try undecidedRig()
+        for arguments in [["--help"], ["record", "--help"], ["devices"], ["permissions"], ["permissions", "log"],
+                          ["record", "-r", "abc", "-o", rig.path("x.flac")], ["record", "-o", rig.path("x.wav")],
+                          ["record", "-o", rig.path("missing/x.flac")]] {
+            let result = try TerminalSession(harkCommand(arguments), rig: rig).finish()
+            #expect(!result.screen.contains("would like to access"), "\(arguments) prompted")
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+
+/// `hark permissions` as the Settings pane, the administrator's restriction, and a store that
+/// must never grant when it cannot be trusted.
+@Suite struct PermissionSettingsTests {
+    private func permissions(_ arguments: [String], _ rig: ALSATestRig) throws -> ToolResult {
+        try runHark(["permissions"] + arguments, rig: rig)
+    }
+
+    private func statusText(_ rig: ALSATestRig) throws -> String {
+        String(decoding: try permissions([], rig).standardOutput, as: UTF8.self)
+    }
+
+    private func record(_ rig: ALSATestRig) throws -> ToolResult {
+        try runHark(["record", "-D", "filecap", "-d", "0.1", "-o", rig.path("take.flac")], rig: rig)
+    }
+
+    @Test func grantDenyResetAndStatusRoundTrip() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000), grantMicrophone: false)
+        #expect(try statusText(rig) == "microphone: not determined (hark will ask on the terminal at the next recording)\n")
+        #expect(try permissions(["grant", "microphone"], rig).status == 0)
+        #expect(try statusText(rig).hasPrefix("microphone: authorized (with 'hark permissions' on 20"))
+        #expect(try record(rig).status == 0)
+        #expect(try permissions(["deny", "microphone"], rig).status == 0)
+        #expect(try statusText(rig).hasPrefix("microphone: denied (with 'hark permissions' on 20"))
+        let denied = try record(rig)
+        #expect(denied.status == 77)
+        #expect(denied.errorLines.count == 1 && denied.standardError.contains("allow it with 'hark permissions grant microphone'"))
+        #expect(try permissions(["reset", "microphone"], rig).status == 0)
+        #expect(try statusText(rig).contains("not determined"))
+        #expect(try permissions(["status"], rig).status == 0, "status is also a named subcommand")
+    }
+
+    @Test func storeIsPrivateAndWrittenWholeWithNoTemporaryLeftBehind() throws {
+        let rig = try ALSATestRig(input: Data())
+        var info = stat()
+        #expect(lstat(rig.storeFile, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let directory = (rig.storeFile as NSString).deletingLastPathComponent
+        #expect(lstat(directory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+    }
+
+    @Test func aRestrictionForEveryoneBeatsAUserGrantAndCannotBeChanged() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        try writePolicy(#"{"microphone": {"restricted": true}}"#, rig)
+        let result = try record(rig)
+        #expect(result.status == 77)
+        #expect(result.errorLines == ["hark: Microphone access is restricted by the administrator (\(rig.systemDirectory.path)/policy.json)"])
+        #expect(try statusText(rig).hasPrefix("microphone: restricted — restricted by the administrator"))
+        let grant = try permissions(["grant", "microphone"], rig)
+        #expect(grant.status == 77 && grant.standardError.contains("cannot be changed"))
+        // No prompt either, even on a terminal.
+        try permissions(["reset"], rig).expectSuccess()
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o", rig.path("t.flac")]), rig: rig)
+        let onTerminal = session.finish()
+        #expect(onTerminal.status == 77)
+        #expect(!onTerminal.screen.contains(promptQuestion))
+    }
+
+    @Test func aRestrictionForListedAppsAppliesOnlyToThem() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        try writePolicy(#"{"microphone": {"restricted": ["org.example.other"]}}"#, rig)
+        #expect(try record(rig).status == 0)
+        try writePolicy(#"{"microphone": {"restricted": ["org.example.other", "dev.hark.cli"]}}"#, rig)
+        let result = try record(rig)
+        #expect(result.status == 77 && result.standardError.contains("restricted by the administrator for dev.hark.cli"))
+    }
+
+    @Test func aPolicyThatCannotBeReadFailsClosed() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        try writePolicy("{ not json", rig)
+        let result = try record(rig)
+        #expect(result.status == 77 && result.standardError.contains("is not valid"), "\(result.standardError)")
+    }
+
+    struct Attack: Sendable, CustomTestStringConvertible {
+        let name: String
+        let says: String
+        var testDescription: String { name }
+    }
+
+    static let attacks: [Attack] = [
+        Attack(name: "corrupt JSON", says: "is corrupt"),
+        Attack(name: "empty file", says: "is empty"),
+        Attack(name: "10 MB file", says: "is too large"),
+        Attack(name: "symlink to another file", says: "is a symbolic link"),
+        Attack(name: "mode 0666", says: "is writable by other users (mode 666)"),
+        Attack(name: "directory in place of the file", says: "is not a regular file"),
+        Attack(name: "owned by another user", says: "is owned by another user (uid 4242)"),
+        Attack(name: "another app's record", says: "belongs to another app"),
+    ]
+
+    @Test(arguments: attacks)
+    func anUntrustedStoreNeverGrantsAndResetRepairsIt(_ attack: Attack) throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        let store = rig.storeFile
+        let authorized = try String(contentsOfFile: store, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: store)
+        switch attack.name {
+        case "corrupt JSON": try Data(authorized.utf8.dropLast(20)).write(to: URL(fileURLWithPath: store))
+        case "empty file": try Data().write(to: URL(fileURLWithPath: store))
+        case "10 MB file": try Data(repeating: 0x20, count: 10_000_000).write(to: URL(fileURLWithPath: store))
+        case "symlink to another file":
+            let elsewhere = rig.path("authorized-elsewhere.json")
+            try authorized.write(toFile: elsewhere, atomically: true, encoding: .utf8)
+            chmod(elsewhere, 0o600)
+            try FileManager.default.createSymbolicLink(atPath: store, withDestinationPath: elsewhere)
+        case "mode 0666":
+            try authorized.write(toFile: store, atomically: true, encoding: .utf8)
+            chmod(store, 0o666)
+        case "directory in place of the file":
+            try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
+        case "owned by another user":
+            try authorized.write(toFile: store, atomically: true, encoding: .utf8)
+            chmod(store, 0o600)
+            try #require(chown(store, 4242, 4242) == 0, "giving a file to another user needs root (CI runs as root)")
+        default:
+            try authorized.replacingOccurrences(of: "dev.hark.cli", with: "org.example.other")
+                .write(toFile: store, atomically: true, encoding: .utf8)
+            chmod(store, 0o600)
+        }
+
+        let result = try record(rig)
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.count == 1)
+        #expect(result.standardError.contains(attack.says), "\(result.standardError)")
+        #expect(result.standardError.contains("run 'hark permissions reset' to fix it"))
+        #expect(try statusText(rig).hasPrefix("microphone: denied — the permission store"))
+        #expect(try permissions(["grant", "microphone"], rig).status == 77, "a damaged store is repaired by reset, not overwritten")
+
+        try permissions(["reset"], rig).expectSuccess()
+        #expect(try statusText(rig).contains("not determined"))
+        if attack.name == "symlink to another file" {
+            #expect(FileManager.default.fileExists(atPath: rig.path("authorized-elsewhere.json")), "reset removes the link, not its target")
+        }
+        try permissions(["grant", "microphone"], rig).expectSuccess()
+        #expect(try record(rig).status == 0)
+    }
+
+    @Test func aHundredConcurrentWritersLeaveAParseableStore() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        let writers = try (0..<100).map { index in
+            try RunningProcess(harkBinary, ["permissions", index % 2 == 0 ? "grant" : "deny", "microphone"],
+                               environment: rig.environment, scratch: rig.directory)
+        }
+        let statuses = writers.map { $0.wait(timeout: 60).status }
+        #expect(statuses.allSatisfy { $0 == 0 }, "\(statuses)")
+        let text = try statusText(rig)
+        #expect(text.hasPrefix("microphone: authorized (with") || text.hasPrefix("microphone: denied (with"), "\(text)")
+        let directory = (rig.storeFile as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".tmp") }.isEmpty)
+    }
+
+    private func writePolicy(_ text: String, _ rig: ALSATestRig) throws {
+        try FileManager.default.createDirectory(at: rig.systemDirectory, withIntermediateDirectories: true)
+        try text.write(to: rig.systemDirectory.appendingPathComponent("policy.json"), atomically: true, encoding: .utf8)
+    }
+}
+
+extension ToolResult {
+    func expectSuccess(sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(status == 0, "\(standardError)", sourceLocation: sourceLocation)
+    }
+}

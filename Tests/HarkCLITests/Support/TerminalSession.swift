@@ -1,0 +1,64 @@
+import Foundation
+
+/// Runs a shell command on a real pseudo-terminal (through util-linux `script`), so the program
+/// has a controlling terminal and `/dev/tty` is that terminal. The test reads what the terminal
+/// shows and types into it, as a user would.
+final class TerminalSession {
+    private let process = Process()
+    private let keyboard = Pipe()
+    private let screenFile: URL
+    private let start = Date()
+
+    init(_ command: String, rig: ALSATestRig) throws {
+        screenFile = rig.directory.appendingPathComponent("screen-\(UUID().uuidString.prefix(8))")
+        _ = FileManager.default.createFile(atPath: screenFile.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: findOnPath("script") ?? "/usr/bin/script")
+        // -q: no banners; -f: flush every write, so the screen can be polled; -e: return the command's status.
+        process.arguments = ["-q", "-f", "-e", "-c", command, "/dev/null"]
+        process.environment = rig.environment
+        process.standardInput = keyboard
+        process.standardOutput = try FileHandle(forWritingTo: screenFile)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Everything the terminal has shown so far.
+    var screen: String { (try? String(contentsOf: screenFile, encoding: .utf8)) ?? "" }
+
+    /// Waits until the screen shows `text`; false after `timeout` seconds.
+    func waitFor(_ text: String, timeout: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if screen.contains(text) { return true }
+            if !process.isRunning { return screen.contains(text) }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Types `keys` (a line needs its "\n"; "\u{03}" is Ctrl-C, "\u{04}" is Ctrl-D).
+    func type(_ keys: String) {
+        keyboard.fileHandleForWriting.write(Data(keys.utf8))
+    }
+
+    /// Waits for the command to end; returns its status and the whole screen.
+    func finish(timeout: Double = 30) -> (status: Int32, screen: String, seconds: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? keyboard.fileHandleForWriting.close()
+        return (process.terminationStatus, screen, Date().timeIntervalSince(start))
+    }
+}
+
+/// The text of the consent prompt's question line.
+let promptQuestion = "(a/o/d): "
+
+/// Quotes `word` for a POSIX shell.
+func shellQuoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+/// A shell command running hark with `arguments`.
+func harkCommand(_ arguments: [String]) -> String {
+    ([harkBinary.path] + arguments).map(shellQuoted).joined(separator: " ")
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import RecordPermission
+
+@Suite struct PermissionGateTests {
+    @Test func statusNeverPromptsAndRequestPromptsOnlyWhenNotDetermined() {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        #expect(gate.authorizationStatus(for: .audio) == .notDetermined)
+
+        let prompt = ScriptedPrompt(.allow)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: prompt) else {
+            Issue.record("Allow must grant")
+            return
+        }
+        #expect(grant.consent == .prompt && prompt.askedCount == 1)
+        #expect(prompt.lastPurpose == testManifest.usageDescription(for: .microphone))
+        #expect(gate.authorizationStatus(for: .audio) == .authorized)
+
+        guard case .granted(let again) = gate.requestAccess(for: .audio, prompt: prompt) else {
+            Issue.record("a stored Allow must grant")
+            return
+        }
+        #expect(again.consent == .stored && prompt.askedCount == 1, "an authorized status does not prompt")
+    }
+
+    @Test func answersAreRememberedOnlyWhenExplicit() {
+        let cases: [(PromptAnswer?, AuthorizationStatus, AccessRefusal.Kind?)] = [
+            (.allowOnce, .notDetermined, nil),
+            (.deny, .denied, .denied),
+            (.dismissed(reason: "no answer"), .notDetermined, .dismissed),
+            (nil, .notDetermined, .notDeterminedWithoutTerminal),
+        ]
+        for (answer, remembered, refusal) in cases {
+            let temporary = TemporaryLocations()
+            let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+            let result = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(answer))
+            switch (result, refusal) {
+            case (.granted(let grant), nil): #expect(grant.consent == .once)
+            case (.refused(let actual), let expected?): #expect(actual.kind == expected)
+            default: Issue.record("unexpected \(result) for \(String(describing: answer))")
+            }
+            #expect(gate.authorizationStatus(for: .audio) == remembered, "\(String(describing: answer))")
+        }
+    }
+
+    @Test func deniedAndRestrictedNeverPrompt() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.denied, for: .microphone)
+        let prompt = ScriptedPrompt(.allow)
+        guard case .refused(let refusal) = gate.requestAccess(for: .audio, prompt: prompt) else {
+            Issue.record("denied must refuse")
+            return
+        }
+        #expect(refusal.kind == .denied && prompt.askedCount == 0)
+        #expect(refusal.message.contains("hark permissions grant microphone --app org.example.tests"))
+
+        try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
+        try #"{"microphone": {"restricted": true}}"#.write(toFile: temporary.locations.policyFile, atomically: true, encoding: .utf8)
+        try gate.reset(nil)
+        #expect(gate.authorizationStatus(for: .audio) == .restricted)
+        guard case .refused(let restricted) = gate.requestAccess(for: .audio, prompt: prompt) else {
+            Issue.record("restricted must refuse")
+            return
+        }
+        #expect(restricted.kind == .restricted && prompt.askedCount == 0)
+        #expect(throws: PermissionChangeError.self) { try gate.setDecision(.authorized, for: .microphone) }
+    }
+
+    @Test func decisionsAreKeptPerApp() throws {
+        let temporary = TemporaryLocations()
+        let first = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        let second = PermissionGate(manifest: AppManifest(appIdentifier: "org.example.second", displayName: "Second",
+                                                          microphoneUsageDescription: "Second records memos."),
+                                    locations: temporary.locations)
+        try first.setDecision(.authorized, for: .microphone)
+        #expect(first.authorizationStatus(for: .audio) == .authorized)
+        #expect(second.authorizationStatus(for: .audio) == .notDetermined)
+    }
+
+    @Test func watchNoticesARevocationAndIgnoresUnrelatedChecks() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.authorized, for: .microphone)
+        var watch = PermissionWatch(gate: gate)
+        let unchanged = watch.isRevoked()
+        #expect(!unchanged)
+        try gate.setDecision(.authorized, for: .microphone)
+        let stillAllowed = watch.isRevoked()
+        #expect(!stillAllowed, "a change that keeps access is not a revocation")
+        try gate.setDecision(.denied, for: .microphone)
+        let denied = watch.isRevoked()
+        #expect(denied)
+    }
+
+    @Test(arguments: [
+        ("a", PromptAnswer.allow), ("Allow", .allow), (" yes ", .allow),
+        ("o", .allowOnce), ("Allow Once", .allowOnce), ("once", .allowOnce),
+        ("d", .deny), ("Don’t Allow", .deny), ("no", .deny),
+        ("", .dismissed(reason: "no answer")), ("maybe", .dismissed(reason: "unclear answer")),
+        ("allow!", .dismissed(reason: "unclear answer")),
+    ])
+    func promptAnswersAreParsedStrictly(_ text: String, _ expected: PromptAnswer) {
+        #expect(TerminalPrompt.parse(text) == expected)
+    }
+
+    @Test func withoutAControllingTerminalThePromptReportsNobodyToAsk() {
+        #expect(TerminalPrompt(terminalPath: "/nonexistent/tty").ask(appName: "T", resource: .microphone, purpose: "p") == nil)
+    }
+}
