@@ -1,0 +1,45 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// While hark records, the user can see it: a status line on a terminal, start and end notices
+/// otherwise; `--quiet` drops both but never the prompt.
+@Suite struct RecordingIndicatorTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    @Test func aTerminalShowsARefreshingRecLineWithDeviceAndElapsedTime() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 5 * 48_000).alsaBytes)
+        try rig.startPulseAudio()
+        let session = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "3", "-o", rig.path("t.flac")]), rig: rig)
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("●") && result.screen.contains(" REC  pacedcap  0:00:02."), "\(result.screen)")
+        #expect(result.screen.contains("\r\u{1B}[K"), "the line refreshes in place")
+        #expect(result.screen.contains("hark: recorded 3.000 s"))
+    }
+
+    @Test func elsewhereOnlyTheStartAndEndNoticesAppear() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("n.flac")], rig: rig)
+        #expect(result.status == 0)
+        #expect(result.errorLines.count == 2, "\(result.standardError)")
+        #expect(result.errorLines.first?.hasPrefix("hark: ● recording from 'filecap'") == true)
+        #expect(result.errorLines.last?.hasPrefix("hark: recorded 1.000 s, 48000 frames") == true)
+        #expect(!result.standardError.contains("\r"))
+    }
+
+    @Test func quietDropsTheNoticesButNeverThePrompt() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes, grantMicrophone: false)
+        let session = try TerminalSession(harkCommand(["record", "-q", "-D", "filecap", "-d", "1", "-o", rig.path("q.flac")]), rig: rig)
+        #expect(session.waitFor(promptQuestion), "--quiet still asks")
+        session.type("o\n")
+        let result = session.finish()
+        #expect(result.status == 0)
+        #expect(!result.screen.contains("hark: ● recording") && !result.screen.contains("hark: recorded") && !result.screen.contains("REC"))
+
+        try FileManager.default.removeItem(atPath: rig.path("q.flac"))
+        #expect(try runHark(["permissions", "grant", "microphone"], rig: rig).status == 0)
+        let piped = try runHark(["record", "-q", "-D", "filecap", "-d", "1", "-o", rig.path("q.flac")], rig: rig)
+        #expect(piped.status == 0 && piped.standardError.isEmpty)
+    }
+}
