@@ -37,6 +37,12 @@ let package = Package(
             name: "hark",
             dependencies: ["Recorder", "RecordPermission", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // A second app embedding the permission gate with its own identity (samples/README.md).
+        .executableTarget(
+            name: "voice-memo",
+            dependencies: ["Recorder", "RecordPermission", "Capture", "Encoding", "AudioFormat"],
+            path: "samples/VoiceMemo"
+        ),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),

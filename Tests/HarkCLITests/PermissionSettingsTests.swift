@@ -1,3 +1,4 @@
+import AudioFormat
 import Foundation
 import Testing
 
@@ -162,5 +163,40 @@ import Testing
 extension ToolResult {
     func expectSuccess(sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(status == 0, "\(standardError)", sourceLocation: sourceLocation)
+    }
+}
+
+/// The sample app in samples/VoiceMemo embeds the gate with its own identity.
+@Suite struct EmbeddedGateSampleTests {
+    @Test func aSecondAppHasItsOwnDecisionPromptAndLogLines() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)  // hark itself is allowed...
+        let voiceMemo = harkBinary.deletingLastPathComponent().appendingPathComponent("voice-memo")
+        let output = rig.path("memo.flac")
+        let detached = try RunningProcess(URL(fileURLWithPath: findOnPath("setsid") ?? "/usr/bin/setsid"),
+                                          ["-w", voiceMemo.path, "-D", "filecap", "1", output],
+                                          environment: rig.environment, scratch: rig.directory).wait()
+        // ...but Voice Memo is not: it must ask, and there is no terminal.
+        #expect(detached.status == 77)
+        #expect(detached.standardError.contains("hark permissions grant microphone --app org.example.voicememo"))
+
+        let session = try TerminalSession(
+            ([voiceMemo.path, "-D", "filecap", "1", output]).map(shellQuoted).joined(separator: " "), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        #expect(session.screen.contains("“Voice Memo” would like to access the microphone."))
+        #expect(session.screen.contains("“Voice Memo records the short spoken note you ask for"))
+        session.type("a\n")
+        #expect(session.finish().status == 0)
+        #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.samples)
+
+        let status = String(decoding: try runHark(["permissions", "--app", "org.example.voicememo"], rig: rig).standardOutput,
+                            as: UTF8.self)
+        #expect(status.hasPrefix("microphone: authorized (at the prompt"))
+        let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(log.contains("org.example.voicememo"))
+        #expect(try runHark(["permissions", "deny", "microphone", "--app", "org.example.voicememo"], rig: rig).status == 0)
+        #expect(try runHark(["record", "-D", "filecap", "-c", "1", "-d", "1", "-o", rig.path("hark.flac")], rig: rig).status == 0,
+                "denying Voice Memo leaves hark allowed")
     }
 }

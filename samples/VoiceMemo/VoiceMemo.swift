@@ -1,0 +1,69 @@
+// A second program embedding hark's record-permission gate with its own identity and purpose
+// string: it gets its own decision in the store, its own prompt, and its own access-log lines.
+//
+//     voice-memo [-D device] SECONDS OUTPUT.flac
+//
+// Allow it once at the prompt, or ahead of time with
+//     hark permissions grant microphone --app org.example.voicememo
+
+import AudioFormat
+import Capture
+import Encoding
+import FoundationEssentials
+import RecordPermission
+import Recorder
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+enum VoiceMemo {
+    static let manifest = AppManifest(
+        appIdentifier: "org.example.voicememo",
+        displayName: "Voice Memo",
+        microphoneUsageDescription: "Voice Memo records the short spoken note you ask for and saves it where you say."
+    )
+
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var device = "default"
+        if arguments.first == "-D", arguments.count >= 2 {
+            device = arguments[1]
+            arguments.removeFirst(2)
+        }
+        guard arguments.count == 2, let seconds = Double(arguments[0]), seconds > 0, seconds.isFinite else {
+            fail("usage: voice-memo [-D device] SECONDS OUTPUT.flac", code: 64)
+        }
+
+        StopSignals.block()
+        let gate = PermissionGate(manifest: manifest)
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000)
+        let configuration = RecordingConfiguration(
+            capture: CaptureRequest(device: device, format: format), output: .file(path: arguments[1]),
+            codec: .flac(FLACSettings()), durationSeconds: seconds)
+        do {
+            let started = Date()
+            let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
+            _ = try session.start()
+            say("Voice Memo: recording \(seconds) s from '\(device)'")
+            let summary = session.waitUntilFinished()
+            try? AccessLog().append(AccessLogEntry(
+                start: started, end: Date(), app: manifest.appIdentifier, device: device, format: "\(format), flac",
+                output: arguments[1], frames: summary.frames, consent: session.grant.consent, ended: summary.end.logName))
+            if let failure = summary.end.failureMessage { fail(failure, code: summary.end.exitCode) }
+            say("Voice Memo: saved \(summary.frames) frames to \(arguments[1])")
+        } catch {
+            fail(error.description, code: error.exitCode)
+        }
+    }
+
+    static func say(_ text: String) {
+        let line = text + "\n"
+        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
+    static func fail(_ text: String, code: Int32) -> Never {
+        say("voice-memo: " + text)
+        exit(code)
+    }
+}
