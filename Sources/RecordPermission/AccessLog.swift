@@ -54,7 +54,7 @@ public struct AccessLog: Sendable {
         } catch {
             throw PermissionChangeError(message: "the access log directory \(directory) \(error.text)")
         }
-        guard var line = try? JSONEncoder.logLine.encode(entry) else {
+        guard var line = try? entry.encodedLine() else {
             throw PermissionChangeError(message: "cannot encode an access log entry")
         }
         line.append(0x0A)
@@ -84,11 +84,14 @@ public struct AccessLog: Sendable {
     }
 }
 
-extension JSONEncoder {
-    static var logLine: JSONEncoder {
+extension AccessLogEntry {
+    /// The entry as the log stores it: one line of JSON, keys sorted, no newline.
+    public var jsonLine: String { (try? encodedLine()).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
+
+    func encodedLine() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return encoder
+        return try encoder.encode(self)
     }
 }

@@ -119,7 +119,7 @@ extension PermissionsCommand {
             var text = ""
             for entry in entries {
                 if json {
-                    text += String(decoding: (try? JSONEncoder.sortedLines.encode(entry)) ?? Data(), as: UTF8.self) + "\n"
+                    text += entry.jsonLine + "\n"
                 } else {
                     let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
                     text += "\(entry.start.formatted(.iso8601))  \(entry.app)  \(entry.device) → \(entry.output)  "
@@ -163,14 +163,5 @@ enum LogFilter {
         }
         if let time = try? Date(text, strategy: .iso8601) { return time }
         return try? Date(text + "T00:00:00Z", strategy: .iso8601)
-    }
-}
-
-extension JSONEncoder {
-    static var sortedLines: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
     }
 }

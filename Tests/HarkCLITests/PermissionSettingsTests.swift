@@ -143,8 +143,7 @@ import Testing
     @Test func aHundredConcurrentWritersLeaveAParseableStore() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000))
         let writers = try (0..<100).map { index in
-            try RunningProcess(harkBinary, ["permissions", index % 2 == 0 ? "grant" : "deny", "microphone"],
-                               environment: rig.environment, scratch: rig.directory)
+            try startHark(["permissions", index % 2 == 0 ? "grant" : "deny", "microphone"], rig: rig)
         }
         let statuses = writers.map { $0.wait(timeout: 60).status }
         #expect(statuses.allSatisfy { $0 == 0 }, "\(statuses)")

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The reference FLAC tools (`flac`, `metaflac`), used as independent decoders.
 enum FLACTools {
@@ -32,4 +33,17 @@ enum FLACTools {
         guard result.status == 0 else { throw TestRigError("metaflac failed: \(result.standardError)") }
         return String(decoding: result.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// Checks a recording that was stopped early: `flac -t` passes, STREAMINFO's total equals the
+/// frames that decode, and they are exactly the first frames of `signal`. Returns that total.
+@discardableResult
+func expectFinishedPrefix(_ path: String, of signal: TestSignal, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    #expect(try FLACTools.test(path).status == 0, sourceLocation: sourceLocation)
+    let total = try #require(try FLACTools.totalSamples(path), sourceLocation: sourceLocation)
+    let decoded = try FLACTools.decode(path, bitsPerSample: signal.format.sampleFormat.encodedBitsPerSample)
+    #expect(total > 0 && total * signal.format.channels == decoded.count,
+            "STREAMINFO says \(total), decoded \(decoded.count / signal.format.channels)", sourceLocation: sourceLocation)
+    #expect(decoded[...] == signal.prefix(frames: total), sourceLocation: sourceLocation)
+    return total
 }

@@ -76,7 +76,12 @@ final class RunningProcess {
 
 /// Runs hark with `arguments` in the rig's environment and waits for it.
 func runHark(_ arguments: [String], rig: ALSATestRig, timeout: Double = 60) throws -> ToolResult {
-    try RunningProcess(harkBinary, arguments, environment: rig.environment, scratch: rig.directory).wait(timeout: timeout)
+    try startHark(arguments, rig: rig).wait(timeout: timeout)
+}
+
+/// Starts hark with `arguments` in the rig's environment, for tests that signal or race it.
+func startHark(_ arguments: [String], rig: ALSATestRig) throws -> RunningProcess {
+    try RunningProcess(harkBinary, arguments, environment: rig.environment, scratch: rig.directory)
 }
 
 /// Runs a tool found on PATH (flac, metaflac, pulseaudio, pactl) and waits for it.
