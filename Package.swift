@@ -21,6 +21,7 @@ let package = Package(
         // C libraries, reached only through these system-library targets and their shim headers.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+        .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev", "libopus-dev"])]),
 
         // One module per stage of the data flow.
         .target(name: "AudioFormat"),
@@ -28,7 +29,7 @@ let package = Package(
         .target(name: "Realtime"),
         .target(name: "RecordPermission"),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
-        .target(name: "Encoding", dependencies: ["CFLAC", "AudioFormat"]),
+        .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
         .target(
             name: "Recorder",
             dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission"]

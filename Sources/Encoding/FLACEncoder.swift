@@ -10,13 +10,16 @@ public struct FLACSettings: Sendable, Equatable {
     /// Frames the stream is expected to hold, when known (`-d`); a hint for decoders of a stream
     /// whose header cannot be rewritten, such as stdout.
     public var expectedFrames: Int?
+    /// Tags for the VORBIS_COMMENT block (ENCODER is added by hark).
+    public var tags: StreamTags
 
     public static let compressionLevels = 0...8
 
-    public init(compressionLevel: Int = 5, verify: Bool = false, expectedFrames: Int? = nil) {
+    public init(compressionLevel: Int = 5, verify: Bool = false, expectedFrames: Int? = nil, tags: StreamTags = StreamTags()) {
         self.compressionLevel = compressionLevel
         self.verify = verify
         self.expectedFrames = expectedFrames
+        self.tags = tags
     }
 }
 
@@ -35,12 +38,14 @@ public final class FLACEncoder: AudioEncoder {
     private let bytesPerFrame: Int
     private let conversion: UnsafeMutablePointer<Int32>
     private let conversionFrames: Int
+    /// The VORBIS_COMMENT block; libFLAC keeps only the pointer, so it lives as long as the encoder.
+    private var metadata: UnsafeMutablePointer<FLAC__StreamMetadata>?
 
     /// Sets up libFLAC for `format` and writes the stream header.
     /// Not real-time safe. The corresponding C functions are `FLAC__stream_encoder_new`,
     /// `FLAC__stream_encoder_set_*` and `FLAC__stream_encoder_init_stream`.
-    public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink, conversionFrames: Int = 4096)
-        throws(EncoderError)
+    public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink, encoderName: String = "hark",
+                conversionFrames: Int = 4096) throws(EncoderError)
     {
         guard FLACSettings.compressionLevels.contains(settings.compressionLevel) else {
             throw .libraryFailed("compression level \(settings.compressionLevel) is outside 0–8")
@@ -68,6 +73,12 @@ public final class FLACEncoder: AudioEncoder {
             _ = FLAC__stream_encoder_set_total_samples_estimate(encoder, UInt64(expected))
         }
 
+        metadata = Self.vorbisComment(encoderName: encoderName, tags: settings.tags)
+        if metadata != nil {
+            var blocks: [UnsafeMutablePointer<FLAC__StreamMetadata>?] = [metadata]
+            _ = FLAC__stream_encoder_set_metadata(encoder, &blocks, 1)
+        }
+
         let context = Unmanaged.passUnretained(sink).toOpaque()
         let status = FLAC__stream_encoder_init_stream(
             encoder, flacWriteCallback,
@@ -84,6 +95,20 @@ public final class FLACEncoder: AudioEncoder {
     deinit {
         conversion.deallocate()
         FLAC__stream_encoder_delete(encoder)
+        if let metadata { FLAC__metadata_object_delete(metadata) }
+    }
+
+    /// A VORBIS_COMMENT block with ENCODER and the user's tags. The corresponding C functions are
+    /// `FLAC__metadata_object_new` and `FLAC__metadata_object_vorbiscomment_append_comment`.
+    private static func vorbisComment(encoderName: String, tags: StreamTags) -> UnsafeMutablePointer<FLAC__StreamMetadata>? {
+        guard let block = FLAC__metadata_object_new(FLAC__METADATA_TYPE_VORBIS_COMMENT) else { return nil }
+        for (key, value) in [("ENCODER", encoderName)] + tags.entries.map({ ($0.key, $0.value) }) {
+            var entry = FLAC__StreamMetadata_VorbisComment_Entry()
+            guard FLAC__metadata_object_vorbiscomment_entry_from_name_value_pair(&entry, key, value) != 0 else { continue }
+            // copy = false: the block takes ownership of the entry's bytes.
+            _ = FLAC__metadata_object_vorbiscomment_append_comment(block, entry, 0)
+        }
+        return block
     }
 
     /// The version of libFLAC in use, e.g. "1.4.2".

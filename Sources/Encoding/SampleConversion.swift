@@ -36,4 +36,30 @@ public enum SampleConversion {
             }
         }
     }
+
+    /// Converts `sampleCount` samples of `format` into floats in [-1, 1), as libopusenc takes them.
+    public static func toFloat(
+        _ source: UnsafeRawPointer, format: SampleFormat, sampleCount: Int, into destination: UnsafeMutablePointer<Float>
+    ) {
+        switch format {
+        case .s16LE:
+            for index in 0..<sampleCount {
+                destination[index] = Float(Int16(littleEndian: source.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))) / 32_768
+            }
+        case .s24LE:
+            for index in 0..<sampleCount {
+                let container = Int32(littleEndian: source.loadUnaligned(fromByteOffset: index * 4, as: Int32.self))
+                destination[index] = Float((container << 8) >> 8) / 8_388_608
+            }
+        case .s32LE:
+            for index in 0..<sampleCount {
+                destination[index] = Float(Int32(littleEndian: source.loadUnaligned(fromByteOffset: index * 4, as: Int32.self))) / 2_147_483_648
+            }
+        case .floatLE:
+            for index in 0..<sampleCount {
+                let value = Float(bitPattern: UInt32(littleEndian: source.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)))
+                destination[index] = value.isNaN ? 0 : min(max(value, -1), 1)
+            }
+        }
+    }
 }

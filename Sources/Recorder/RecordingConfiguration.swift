@@ -5,6 +5,15 @@ import Encoding
 /// The codec and its settings.
 public enum CodecSettings: Sendable, Equatable {
     case flac(FLACSettings)
+    case opus(OpusSettings)
+
+    /// "flac" or "opus".
+    public var name: String {
+        switch self {
+        case .flac: "flac"
+        case .opus: "opus"
+        }
+    }
 }
 
 /// Everything a recording needs to know before it starts.
@@ -19,6 +28,8 @@ public struct RecordingConfiguration: Sendable {
     public var ringSeconds: Double
     /// SCHED_FIFO priority tried for the capture thread; nil keeps normal scheduling.
     public var captureRealtimePriority: Int32?
+    /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
+    public var encoderName: String
 
     public static let defaultRingSeconds = 4.0
     public static let defaultCaptureRealtimePriority: Int32 = 50
@@ -26,7 +37,8 @@ public struct RecordingConfiguration: Sendable {
     public init(
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
-        captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority
+        captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
+        encoderName: String = "hark"
     ) {
         self.capture = capture
         self.output = output
@@ -34,6 +46,7 @@ public struct RecordingConfiguration: Sendable {
         self.durationSeconds = durationSeconds
         self.ringSeconds = ringSeconds
         self.captureRealtimePriority = captureRealtimePriority
+        self.encoderName = encoderName
     }
 
     /// The exact number of frames `-d` asks for.

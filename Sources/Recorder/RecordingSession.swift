@@ -58,7 +58,11 @@ public final class RecordingSession {
             switch configuration.codec {
             case .flac(var settings):
                 settings.expectedFrames = configuration.frameLimit
-                encoder = try FLACEncoder(format: format, settings: settings, sink: sink)
+                encoder = try FLACEncoder(format: format, settings: settings, sink: sink,
+                                          encoderName: configuration.encoderName)
+            case .opus(let settings):
+                encoder = try OggOpusEncoder(format: format, settings: settings, sink: sink,
+                                             encoderName: configuration.encoderName)
             }
         } catch {
             output.discard()

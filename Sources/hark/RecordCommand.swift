@@ -9,15 +9,16 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// `hark record`: capture from an ALSA device into a FLAC file or stdout.
+/// `hark record`: capture from an ALSA device into a FLAC or Ogg Opus file, or stdout.
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Record from an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
         discussion: """
-            The codec follows the output's extension (.flac); --format overrides it. With -o -, a FLAC \
-            stream goes to stdout and nothing else does. On stop, hark drains everything captured, \
-            finishes the file (STREAMINFO with total samples and MD5) and prints a one-line summary on stderr.
+            The codec follows the output's extension (.flac, .opus, .ogg); --format overrides it. With -o -, \
+            the stream (FLAC unless --format opus) goes to stdout and nothing else does. On stop, hark drains \
+            everything captured, finishes the file (FLAC: STREAMINFO with total samples and MD5; Opus: the \
+            last page with end trimming and EOS) and prints a one-line summary on stderr.
 
             Exit codes: 0 normal stop; 64 invalid usage; 69 capture device missing, unavailable or refusing \
             the parameters; 70 encoder set-up failed; 71 system error; 73 output cannot be created; 74 I/O \
@@ -29,39 +30,17 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout.", valueName: "path"))
     var output: String
 
-    @Option(help: ArgumentHelp("Codec: flac. Default: from the output's extension; flac for stdout.",
+    @Option(help: ArgumentHelp("Codec: flac or opus. Default: from the output's extension (.flac, .opus, .ogg); flac for stdout.",
                                valueName: "codec"))
     var format: OutputFormat?
-
-    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device (see 'hark devices').", valueName: "name"))
-    var device = "default"
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("Sample rate in Hz (1000–768000).", valueName: "hz"))
-    var rate = 48_000
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("Channels (1–8).", valueName: "n"))
-    var channels = 2
-
-    @Option(name: [.customShort("f"), .customLong("sample-format")],
-            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (stored as 24-bit).", valueName: "format"))
-    var sampleFormat = "S16_LE"
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Stop after this many seconds (decimals allowed).", valueName: "seconds"))
     var duration: Double?
 
-    @Option(name: .customLong("period-time"),
-            help: ArgumentHelp("Device period in microseconds (default 25000).", valueName: "µs"))
-    var periodTime = CaptureRequest.defaultPeriodMicroseconds
-
-    @Option(name: .customLong("buffer-time"),
-            help: ArgumentHelp("Device buffer in microseconds (default 500000).", valueName: "µs"))
-    var bufferTime = CaptureRequest.defaultBufferMicroseconds
-
-    @Option(name: .customLong("compression-level"), help: ArgumentHelp("FLAC compression level 0–8.", valueName: "n"))
-    var compressionLevel = 5
-
-    @Flag(help: "FLAC: decode every frame while encoding and compare with the input.")
-    var verify = false
+    @OptionGroup(title: "Capture") var capture: CaptureOptions
+    @OptionGroup(title: "FLAC") var flac: FLACOptions
+    @OptionGroup(title: "Opus") var opus: OpusOptions
+    @OptionGroup(title: "Tags") var tags: TagOptions
 
     @Flag(name: .shortAndLong, help: "Print what the device negotiated and how the capture thread runs.")
     var verbose = false
@@ -70,55 +49,59 @@ struct RecordCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard SampleFormat(alsaName: sampleFormat) != nil else {
-            throw ValidationError("unknown sample format '\(sampleFormat)'; use S16_LE, S24_LE, S32_LE or FLOAT_LE")
-        }
-        guard (1_000...768_000).contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
-        guard (1...8).contains(channels) else { throw ValidationError("channels \(channels) is outside 1–8") }
         if let duration {
             guard duration.isFinite, duration > 0 else {
                 throw ValidationError("duration must be a positive number of seconds")
             }
             guard duration <= 366 * 86_400 else { throw ValidationError("duration \(duration) s is longer than a year") }
         }
-        guard (1_000...2_000_000).contains(periodTime) else {
-            throw ValidationError("period time \(periodTime) µs is outside 1000–2000000")
-        }
-        guard bufferTime >= 2 * periodTime, bufferTime <= 10_000_000 else {
-            throw ValidationError("buffer time \(bufferTime) µs must be at least twice the period time and at most 10 s")
-        }
-        guard FLACSettings.compressionLevels.contains(compressionLevel) else {
-            throw ValidationError("compression level \(compressionLevel) is outside 0–8")
-        }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
         guard !output.isEmpty else { throw ValidationError("the output path is empty; use -o - for stdout") }
         guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
-        _ = try resolvedFormat()
+        switch try resolvedFormat() {
+        case .flac:
+            if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is FLAC") }
+        case .opus:
+            if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is Opus") }
+            guard capture.channels <= 2 else {
+                throw ValidationError("""
+                    Opus output takes 1 or 2 channels: for \(capture.channels), RFC 7845 needs Vorbis channel order, \
+                    and ALSA does not say which order the device delivers; record FLAC instead
+                    """)
+            }
+        }
     }
 
     private func resolvedFormat() throws -> OutputFormat {
         if let format { return format }
         if output == "-" { return .flac }
         guard let format = OutputFormat(pathExtensionOf: output) else {
-            throw ValidationError("cannot tell the codec from '\(output)'; name it .flac or add --format flac")
+            throw ValidationError("cannot tell the codec from '\(output)'; name it .flac, .opus or .ogg, or add --format")
         }
         return format
+    }
+
+    /// "hark 0.1.0 (libFLAC 1.4.2)", for the ENCODER tag.
+    private func encoderName(_ codec: OutputFormat) -> String {
+        let library = codec == .flac ? "libFLAC \(FLACEncoder.libraryVersion)" : OggOpusEncoder.libraryVersion
+        return "hark \(HarkVersion.string) (\(library))"
     }
 
     func run() throws {
         // Before any thread exists, so every thread inherits the blocked stop signals.
         StopSignals.block()
-        let pcm = PCMFormat(sampleFormat: SampleFormat(alsaName: sampleFormat)!, channels: channels, sampleRate: rate)
-        let codec: CodecSettings
-        switch try resolvedFormat() {
-        case .flac: codec = .flac(FLACSettings(compressionLevel: compressionLevel, verify: verify))
+        let pcm = capture.format
+        let device = capture.device
+        let outputFormat = try resolvedFormat()
+        let codec: CodecSettings = switch outputFormat {
+        case .flac: .flac(flac.settings(tags: try tags.parsed()))
+        case .opus: .opus(opus.settings(tags: try tags.parsed()))
         }
         let configuration = RecordingConfiguration(
-            capture: CaptureRequest(device: device, format: pcm, periodMicroseconds: periodTime, bufferMicroseconds: bufferTime),
-            output: output == "-" ? .standardOutput : .file(path: output),
-            codec: codec, durationSeconds: duration)
+            capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
+            codec: codec, durationSeconds: duration, encoderName: encoderName(outputFormat))
 
         let gate = HarkManifest.gate
         let session: RecordingSession
@@ -135,7 +118,7 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
-                + "(\(formatSeconds(pcm.seconds(forFrames: session.ringCapacityFrames))) s); libFLAC \(FLACEncoder.libraryVersion); "
+                + "(\(formatSeconds(pcm.seconds(forFrames: session.ringCapacityFrames))) s); \(configuration.encoderName); "
                 + "consent: \(session.grant.consent.rawValue)")
         }
         if !quiet {
@@ -164,8 +147,8 @@ struct RecordCommand: ParsableCommand {
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
     private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: Date) {
         let entry = AccessLogEntry(
-            start: started, end: Date(), app: grant.manifest.appIdentifier, device: device,
-            format: "\(summary.format), \(try! resolvedFormat().rawValue)", output: absolutePath(summary.output),
+            start: started, end: Date(), app: grant.manifest.appIdentifier, device: capture.device,
+            format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")", output: absolutePath(summary.output),
             frames: summary.frames, consent: grant.consent, ended: summary.end.logName)
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)

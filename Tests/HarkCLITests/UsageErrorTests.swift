@@ -44,7 +44,7 @@ import Testing
     @Test func unknownExtensionWithoutFormatIsAUsageError() throws {
         let rig = try ALSATestRig(input: Data())
         let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("take.wav")], rig: rig)
-        expectOneLineFailure(result, exitCode: 64, mentioning: "--format flac")
+        expectOneLineFailure(result, exitCode: 64, mentioning: "name it .flac, .opus or .ogg, or add --format")
         #expect(try leftoverFiles(in: rig).isEmpty)
     }
 

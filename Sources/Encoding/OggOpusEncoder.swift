@@ -1,0 +1,170 @@
+import AudioFormat
+import COpusEnc
+
+/// Encodes to Ogg Opus (RFC 7845) with libopusenc, writing through an `OutputSink`.
+///
+/// libopusenc writes OpusHead (with the pre-skip from the encoder's lookahead and the input rate),
+/// OpusTags, and pages whose granule positions count 48 kHz samples; `finish()` drains it, which
+/// writes the last page with end trimming and the EOS flag, so decoders return exactly the samples
+/// captured. Rates other than 8/12/16/24/48 kHz are resampled to 48 kHz by libopusenc's (speex)
+/// resampler.
+///
+/// S16 input goes to libopusenc as it lies in the ring; other formats are converted into a
+/// preallocated float buffer. Neither path allocates per call on hark's side.
+public final class OggOpusEncoder: AudioEncoder {
+    private let encoder: OpaquePointer
+    private let sink: OutputSink
+    private let sampleFormat: SampleFormat
+    private let channels: Int
+    private let sampleRate: Int
+    private let bytesPerFrame: Int
+    private let conversion: UnsafeMutablePointer<Float>
+    private let conversionFrames: Int
+
+    /// Sets up libopusenc for `format` and writes the OpusHead and OpusTags pages at once, so a
+    /// reader of stdout gets a valid stream start immediately.
+    /// Not real-time safe. The corresponding C functions are `ope_encoder_create_callbacks`,
+    /// `ope_encoder_ctl` and `ope_encoder_flush_header`.
+    public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, encoderName: String,
+                conversionFrames: Int = 4096) throws(EncoderError) {
+        guard (1...2).contains(format.channels) else {
+            throw .libraryFailed("""
+                Opus output takes 1 or 2 channels here: for 3–8, RFC 7845 mapping family 1 needs \
+                Vorbis channel order, and ALSA does not say which order a \(format.channels)-channel \
+                device delivers; record FLAC instead
+                """)
+        }
+        try Self.validate(settings)
+        guard let comments = ope_comments_create() else { throw .libraryFailed("out of memory") }
+        defer { ope_comments_destroy(comments) }
+        ope_comments_add(comments, "ENCODER", encoderName)
+        for (key, value) in settings.tags.entries { ope_comments_add(comments, key, value) }
+
+        var callbacks = OpusEncCallbacks(write: opusWriteCallback, close: opusCloseCallback)
+        var error: Int32 = 0
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        guard let created = ope_encoder_create_callbacks(
+            &callbacks, context, comments, Int32(format.sampleRate), Int32(format.channels), 0, &error) else {
+            throw .libraryFailed("cannot start the Opus encoder: \(String(cString: ope_strerror(error)))")
+        }
+        encoder = created
+        self.sink = sink
+        sampleFormat = format.sampleFormat
+        channels = format.channels
+        sampleRate = format.sampleRate
+        bytesPerFrame = format.bytesPerFrame
+        self.conversionFrames = conversionFrames
+        conversion = .allocate(capacity: conversionFrames * format.channels)
+
+        // From here every stored property is set, so a throw runs deinit, which frees both.
+        try apply(settings)
+        guard ope_encoder_flush_header(encoder) == OPE_OK else { throw currentError(OPE_WRITE_FAIL) }
+        if let failure = sink.failure { throw .writeFailed(errno: failure) }
+    }
+
+    deinit {
+        ope_encoder_destroy(encoder)
+        conversion.deallocate()
+    }
+
+    /// "libopus 1.3.1, libopusenc 0.2.1".
+    public static var libraryVersion: String {
+        "\(String(cString: opus_get_version_string())), \(String(cString: ope_get_version_string()))"
+    }
+
+    public func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
+        let totalFrames = frames.count / bytesPerFrame
+        guard totalFrames > 0 else { return }
+        if sampleFormat == .s16LE {
+            // Interleaved little-endian Int16 is exactly libopusenc's integer input.
+            let samples = frames.baseAddress!.assumingMemoryBound(to: Int16.self)
+            let result = ope_encoder_write(encoder, samples, Int32(totalFrames))
+            guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
+            return
+        }
+        var frameOffset = 0
+        while frameOffset < totalFrames {
+            let chunk = min(conversionFrames, totalFrames - frameOffset)
+            SampleConversion.toFloat(frames.baseAddress! + frameOffset * bytesPerFrame, format: sampleFormat,
+                                     sampleCount: chunk * channels, into: conversion)
+            let result = ope_encoder_write_float(encoder, conversion, Int32(chunk))
+            guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
+            frameOffset += chunk
+        }
+    }
+
+    public func finish() throws(EncoderError) {
+        let result = ope_encoder_drain(encoder)
+        guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
+    }
+
+    private func currentError(_ result: Int32) -> EncoderError {
+        if let failure = sink.failure { return .writeFailed(errno: failure) }
+        return .libraryFailed(String(cString: ope_strerror(result)))
+    }
+
+    private static func validate(_ settings: OpusSettings) throws(EncoderError) {
+        if let kbps = settings.bitrateKbps, !OpusSettings.bitrateRangeKbps.contains(kbps) {
+            throw .libraryFailed("bitrate \(kbps) kb/s is outside 6–512")
+        }
+        guard OpusSettings.complexities.contains(settings.complexity) else {
+            throw .libraryFailed("complexity \(settings.complexity) is outside 0–10")
+        }
+        guard OpusSettings.frameDurations.contains(settings.frameMilliseconds) else {
+            throw .libraryFailed("frame size \(settings.frameMilliseconds) ms is not 2.5, 5, 10, 20, 40 or 60")
+        }
+        guard OpusSettings.maxDelayRangeMilliseconds.contains(settings.maxDelayMilliseconds) else {
+            throw .libraryFailed("max delay \(settings.maxDelayMilliseconds) ms is outside 0–1000")
+        }
+    }
+
+    private func apply(_ settings: OpusSettings) throws(EncoderError) {
+        let application: Int32 = switch settings.application {
+        case .audio: OPUS_APPLICATION_AUDIO
+        case .voip: OPUS_APPLICATION_VOIP
+        case .lowdelay: OPUS_APPLICATION_RESTRICTED_LOWDELAY
+        }
+        let frameDuration: Int32 = switch settings.frameMilliseconds {
+        case 2.5: OPUS_FRAMESIZE_2_5_MS
+        case 5: OPUS_FRAMESIZE_5_MS
+        case 10: OPUS_FRAMESIZE_10_MS
+        case 40: OPUS_FRAMESIZE_40_MS
+        case 60: OPUS_FRAMESIZE_60_MS
+        default: OPUS_FRAMESIZE_20_MS
+        }
+        // Muxing delay is in 48 kHz samples; 0 would turn time-based page flushing off altogether
+        // (pages would close only every 255 packets), so "no delay" is one packet per page.
+        let muxingDelay = Int32(max(1, settings.maxDelayMilliseconds * 48))
+        let bitrate = settings.bitrateKbps ?? OpusSettings.defaultBitrateKbps(channels: channels, sampleRate: sampleRate)
+        let requests: [(String, Int32, Int32)] = [
+            ("application", OPUS_SET_APPLICATION_REQUEST, application),
+            ("bitrate", OPUS_SET_BITRATE_REQUEST, Int32((bitrate * 1000).rounded())),
+            ("VBR", OPUS_SET_VBR_REQUEST, settings.bitrateMode == .hardCBR ? 0 : 1),
+            ("constrained VBR", OPUS_SET_VBR_CONSTRAINT_REQUEST, settings.bitrateMode == .constrainedVBR ? 1 : 0),
+            ("complexity", OPUS_SET_COMPLEXITY_REQUEST, Int32(settings.complexity)),
+            ("frame size", OPUS_SET_EXPERT_FRAME_DURATION_REQUEST, frameDuration),
+            ("input resolution", OPUS_SET_LSB_DEPTH_REQUEST, Int32(min(24, sampleFormat.encodedBitsPerSample))),
+            ("max delay", OPE_SET_MUXING_DELAY_REQUEST, muxingDelay),
+            // libopusenc holds back this many samples before encoding anything (2 s by default) and
+            // uses them for nothing else: pure latency. At 0, a page is written at most the muxing
+            // delay after its audio arrives, which is what --max-delay promises.
+            ("decision delay", OPE_SET_DECISION_DELAY_REQUEST, 0),
+        ]
+        for (name, request, value) in requests {
+            let result = hark_ope_set_int(encoder, request, value)
+            guard result == OPE_OK else {
+                throw .libraryFailed("libopusenc refused the \(name) setting: \(String(cString: ope_strerror(result)))")
+            }
+        }
+    }
+}
+
+// libopusenc's callbacks: C function pointers that capture nothing; the sink arrives as user data.
+
+private func opusWriteCallback(_ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int32) -> Int32 {
+    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    return sink.write(UnsafeRawBufferPointer(start: bytes, count: Int(length))) ? 0 : 1
+}
+
+/// The sink's descriptor belongs to the session, which closes it after syncing; nothing to do here.
+private func opusCloseCallback(_ context: UnsafeMutableRawPointer?) -> Int32 { 0 }

@@ -1,0 +1,64 @@
+/// Settings a user can choose for Ogg Opus output, named after opusenc's options.
+public struct OpusSettings: Sendable, Equatable {
+    public enum BitrateMode: String, Sendable, CaseIterable {
+        /// Unconstrained variable bitrate (opusenc's default).
+        case vbr
+        /// Constrained VBR: bitrate varies within one frame's worth of a CBR buffer.
+        case constrainedVBR = "cvbr"
+        /// Every packet the same size.
+        case hardCBR = "hard-cbr"
+    }
+
+    public enum Application: String, Sendable, CaseIterable {
+        /// Best for music and mixed content.
+        case audio
+        /// Best for speech.
+        case voip
+        /// Lowest delay: no speech mode.
+        case lowdelay
+    }
+
+    /// Target bitrate in kb/s; nil picks opusenc's default for the channels and rate (64 kb/s mono,
+    /// 96 kb/s stereo at 44.1 kHz and above).
+    public var bitrateKbps: Double?
+    public var bitrateMode: BitrateMode
+    /// Encoder complexity 0 (fastest) to 10 (best).
+    public var complexity: Int
+    /// Frame duration in milliseconds: 2.5, 5, 10, 20, 40 or 60.
+    public var frameMilliseconds: Double
+    public var application: Application
+    /// Longest time audio may wait in the Ogg muxer before its page is written, in milliseconds.
+    ///
+    /// 250 ms by default, below opusenc's 1000 ms: a pipe reader hears audio within a quarter second,
+    /// and a killed recorder loses at most that much, for about 0.3% of overhead at 128 kb/s (one
+    /// 27-byte page header plus 12 lacing bytes four times a second). 0 writes every packet on its own page.
+    public var maxDelayMilliseconds: Int
+    /// Tags for OpusTags (ENCODER is added by hark).
+    public var tags: StreamTags
+
+    /// opusenc's default bitrate: (64 kb/s per stream + 32 per coupled pair) scaled by rate.
+    public static func defaultBitrateKbps(channels: Int, sampleRate: Int) -> Double {
+        let coupled = channels == 2 ? 1 : 0
+        let rateFactor = min(48, max(8, ((sampleRate < 44_100 ? sampleRate : 48_000) + 1_000) / 1_000)) + 16
+        return Double(((64_000 + 32_000 * coupled) * rateFactor + 32) >> 6) / 1000
+    }
+
+    public static let bitrateRangeKbps: ClosedRange<Double> = 6...512
+    public static let complexities = 0...10
+    public static let frameDurations: [Double] = [2.5, 5, 10, 20, 40, 60]
+    public static let maxDelayRangeMilliseconds = 0...1000
+
+    public init(
+        bitrateKbps: Double? = nil, bitrateMode: BitrateMode = .vbr, complexity: Int = 10,
+        frameMilliseconds: Double = 20, application: Application = .audio, maxDelayMilliseconds: Int = 250,
+        tags: StreamTags = StreamTags()
+    ) {
+        self.bitrateKbps = bitrateKbps
+        self.bitrateMode = bitrateMode
+        self.complexity = complexity
+        self.frameMilliseconds = frameMilliseconds
+        self.application = application
+        self.maxDelayMilliseconds = maxDelayMilliseconds
+        self.tags = tags
+    }
+}

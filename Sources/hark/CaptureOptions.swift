@@ -1,0 +1,49 @@
+import ArgumentParser
+import AudioFormat
+import Capture
+
+/// `hark record`'s device options, with arecord's letters.
+struct CaptureOptions: ParsableArguments {
+    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device (see 'hark devices').", valueName: "name"))
+    var device = "default"
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Sample rate in Hz (1000–768000).", valueName: "hz"))
+    var rate = 48_000
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Channels (1–8; Opus: 1–2).", valueName: "n"))
+    var channels = 2
+
+    @Option(name: [.customShort("f"), .customLong("sample-format")],
+            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (stored as 24-bit in FLAC).", valueName: "format"))
+    var sampleFormat = "S16_LE"
+
+    @Option(name: .customLong("period-time"),
+            help: ArgumentHelp("Device period in microseconds (default 25000).", valueName: "µs"))
+    var periodTime = CaptureRequest.defaultPeriodMicroseconds
+
+    @Option(name: .customLong("buffer-time"),
+            help: ArgumentHelp("Device buffer in microseconds (default 500000).", valueName: "µs"))
+    var bufferTime = CaptureRequest.defaultBufferMicroseconds
+
+    func validate() throws {
+        guard SampleFormat(alsaName: sampleFormat) != nil else {
+            throw ValidationError("unknown sample format '\(sampleFormat)'; use S16_LE, S24_LE, S32_LE or FLOAT_LE")
+        }
+        guard (1_000...768_000).contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
+        guard (1...8).contains(channels) else { throw ValidationError("channels \(channels) is outside 1–8") }
+        guard (1_000...2_000_000).contains(periodTime) else {
+            throw ValidationError("period time \(periodTime) µs is outside 1000–2000000")
+        }
+        guard bufferTime >= 2 * periodTime, bufferTime <= 10_000_000 else {
+            throw ValidationError("buffer time \(bufferTime) µs must be at least twice the period time and at most 10 s")
+        }
+    }
+
+    var format: PCMFormat {
+        PCMFormat(sampleFormat: SampleFormat(alsaName: sampleFormat)!, channels: channels, sampleRate: rate)
+    }
+
+    var request: CaptureRequest {
+        CaptureRequest(device: device, format: format, periodMicroseconds: periodTime, bufferMicroseconds: bufferTime)
+    }
+}
