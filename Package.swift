@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Encoding", targets: ["Encoding"]),
         .library(name: "Recorder", targets: ["Recorder"]),
         .library(name: "RecordPermission", targets: ["RecordPermission"]),
+        .library(name: "SignalGenerator", targets: ["SignalGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,6 +29,7 @@ let package = Package(
         .target(name: "RingBuffer"),
         .target(name: "Realtime"),
         .target(name: "RecordPermission"),
+        .target(name: "SignalGenerator", dependencies: ["AudioFormat"]),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
         .target(
@@ -48,6 +50,6 @@ let package = Package(
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
     ]
 )
