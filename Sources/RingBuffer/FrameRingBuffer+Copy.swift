@@ -5,13 +5,14 @@ extension FrameRingBuffer {
     @inlinable
     public func write(from source: UnsafeRawBufferPointer) -> Int {
         withWritableRegions(maxFrames: source.count / bytesPerFrame) { regions in
+            // Raw pointer copies: the regions are sized from `source.count`, so the slicing checks
+            // of buffer-pointer copies would only repeat what the ring already guarantees.
             let split = regions.first.count
             if split > 0 {
-                regions.first.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<split]))
+                regions.first.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: split)
             }
             if !regions.second.isEmpty {
-                regions.second.copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: source[split..<split + regions.second.count]))
+                regions.second.baseAddress!.copyMemory(from: source.baseAddress! + split, byteCount: regions.second.count)
             }
             return regions.frameCount
         }
@@ -23,12 +24,10 @@ extension FrameRingBuffer {
         withReadableRegions(maxFrames: destination.count / bytesPerFrame) { regions in
             let split = regions.first.count
             if split > 0 {
-                UnsafeMutableRawBufferPointer(rebasing: destination[0..<split])
-                    .copyMemory(from: UnsafeRawBufferPointer(regions.first))
+                destination.baseAddress!.copyMemory(from: regions.first.baseAddress!, byteCount: split)
             }
             if !regions.second.isEmpty {
-                UnsafeMutableRawBufferPointer(rebasing: destination[split..<split + regions.second.count])
-                    .copyMemory(from: UnsafeRawBufferPointer(regions.second))
+                (destination.baseAddress! + split).copyMemory(from: regions.second.baseAddress!, byteCount: regions.second.count)
             }
             return regions.frameCount
         }

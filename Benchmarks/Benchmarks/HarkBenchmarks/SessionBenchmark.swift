@@ -1,0 +1,83 @@
+import AudioFormat
+import Benchmark
+import Capture
+import Encoding
+import RecordPermission
+import Recorder
+import SignalGenerator
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A whole recording: 60 s of 48 kHz stereo music-like signal through ALSA's file plugin
+/// (unpaced), capture thread → ring → encoder thread → FLAC file, per iteration.
+private final class SessionState: @unchecked Sendable {
+    let directory: String
+    let gate: PermissionGate
+
+    init() throws {
+        var template = Array("/tmp/hark-bench-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchmarkSetupError("mkdtemp failed") }
+        directory = String(cString: made)
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+        let samples = MusicLikeSignal.samples(frames: 60 * 48_000, channels: 2, sampleRate: format.sampleRate, bits: 16)
+        try Self.write(MusicLikeSignal.alsaBytes(samples, format: .s16LE), to: directory + "/input.raw")
+        let configuration = """
+            pcm.filecap { type file; slave.pcm "null"; file "/dev/null"; infile "\(directory)/input.raw"; format "raw" }
+
+            """
+        try Self.write(Array(configuration.utf8), to: directory + "/asoundrc")
+        // Before ALSA reads its configuration for the first time in this process.
+        setenv("ALSA_CONFIG_PATH", "/usr/share/alsa/alsa.conf:\(directory)/asoundrc", 1)
+        let locations = PermissionLocations(storeDirectory: directory + "/permissions", stateDirectory: directory + "/state",
+                                            systemDirectory: directory + "/etc")
+        gate = PermissionGate(manifest: AppManifest(appIdentifier: "dev.hark.benchmarks", displayName: "hark benchmarks",
+                                                    microphoneUsageDescription: "The benchmarks record a generated signal."),
+                              locations: locations)
+        try gate.setDecision(.authorized, for: .microphone)
+        StopSignals.block()
+    }
+
+    func record(_ codec: CodecSettings, to name: String) throws -> RecordingSummary {
+        let configuration = RecordingConfiguration(
+            capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
+            output: .file(path: directory + "/" + name), codec: codec, durationSeconds: 60)
+        let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio, prompt: NoPrompt()) }
+        _ = try session.start()
+        return session.waitUntilFinished()
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard descriptor >= 0, bytes.withUnsafeBytes({ Glibc.write(descriptor, $0.baseAddress!, $0.count) }) == bytes.count else {
+            throw BenchmarkSetupError("cannot write \(path)")
+        }
+        close(descriptor)
+    }
+}
+
+private struct NoPrompt: ConsentPrompting {
+    func ask(appName: String, resource: PermissionResource, purpose: String) -> PromptAnswer? { nil }
+}
+
+struct BenchmarkSetupError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+func registerSessionBenchmark() {
+    let state = SetupState<SessionState>()
+    for (name, codec) in [("FLAC -5", CodecSettings.flac(FLACSettings())),
+                          ("Opus 128 kb/s", .opus(OpusSettings(bitrateKbps: 128)))] {
+        Benchmark("Session: 60 s unpaced through the ALSA file plugin to \(name)",
+                  configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
+                                       warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 10)) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let summary = try! state.value!.record(codec, to: "session.\(name.hasPrefix("FLAC") ? "flac" : "opus")")
+                precondition(summary.frames == 60 * 48_000 && summary.end == .durationReached, "session failed: \(summary)")
+            }
+        } setup: {
+            if state.value == nil { state.value = try SessionState() }
+        }
+    }
+}
