@@ -20,7 +20,7 @@ private final class ConversionBuffers: @unchecked Sendable {
 func registerConversionBenchmarks() {
     for format in [SampleFormat.s16LE, .s24LE, .s32LE] {
         let state = SetupState<ConversionBuffers>()
-        Benchmark("Convert \(format.alsaName) to Int32 for libFLAC (1 s stereo per iteration)",
+        Benchmark("Convert_\(format.alsaName)_to_Int32_1s_stereo",
                   configuration: HotPath.configuration) { benchmark in
             let buffers = state.value!
             for _ in benchmark.scaledIterations {
@@ -34,7 +34,7 @@ func registerConversionBenchmarks() {
         }
 
         let floatState = SetupState<ConversionBuffers>()
-        Benchmark("Convert \(format.alsaName) to Float for libopusenc (1 s stereo per iteration)",
+        Benchmark("Convert_\(format.alsaName)_to_Float_1s_stereo",
                   configuration: HotPath.configuration) { benchmark in
             let buffers = floatState.value!
             for _ in benchmark.scaledIterations {

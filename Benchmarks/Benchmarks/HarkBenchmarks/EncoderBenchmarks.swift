@@ -26,18 +26,18 @@ func registerEncoderBenchmarks() {
     let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
     var encoders: [(String, (OutputSink) throws -> any AudioEncoder)] = []
     for level in [0, 5, 8] {
-        encoders.append(("FLAC -\(level)", {
+        encoders.append(("FLAC_level\(level)", {
             try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: level), sink: $0, encoderName: "bench")
         }))
     }
     for kbps in [64.0, 128.0] {
-        encoders.append(("Opus \(Int(kbps)) kb/s", {
+        encoders.append(("Opus_\(Int(kbps))kbps", {
             try OggOpusEncoder(format: format, settings: OpusSettings(bitrateKbps: kbps), sink: $0, encoderName: "bench")
         }))
     }
     for (name, make) in encoders {
         let state = SetupState<EncoderState>()
-        Benchmark("Encode \(name), steady state (1 s of 48 kHz stereo per iteration)",
+        Benchmark("Encode_\(name)_steady_state_1s_48kHz_stereo",
                   configuration: HotPath.configuration) { benchmark in
             let encoder = state.value!.encoder
             let block = state.value!.block

@@ -3,10 +3,18 @@ import Benchmark
 /// hark's hot path, measured: the ring against a C11 yardstick, sample conversion, the encoders'
 /// steady state, and a whole recording session.
 ///
+/// Names use no spaces or slashes: package-benchmark 1.38.1 writes static threshold files with
+/// those replaced by underscores but looks them up by the raw name, so any other name never matches.
+///
+/// Each iteration moves 1 MiB (ring), converts or encodes 1 s of 48 kHz stereo, or records 60 s.
+///
 /// Allocation thresholds: the hot-path benchmarks (ring, conversion, encode steps) are registered
 /// with `HotPath.configuration`, which tolerates no malloc at all; `Thresholds/` holds their
 /// checked-in values (0), and `swift package benchmark thresholds check --metric mallocCountTotal`
 /// fails on any regression. Timings are reported but never checked: machines here are noisy.
+/// Measure mallocs on their own (`--metric mallocCountTotal`): when the CPU-time metric is sampled
+/// too, package-benchmark's own sampling shows up as 16 mallocs per iteration in every benchmark,
+/// an empty one included.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .cpuTotal, .mallocCountTotal],

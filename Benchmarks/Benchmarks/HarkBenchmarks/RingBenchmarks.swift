@@ -14,7 +14,7 @@ private let bytesPerIteration = 1 << 20
 private let bytesPerThreadedIteration = 64 << 20
 
 private let chunkSizes = [64, 256, 1024, 4096]
-private let ringSizes: [(name: String, bytes: Int)] = [("64 KiB", 64 << 10), ("1 MiB", 1 << 20)]
+private let ringSizes: [(name: String, bytes: Int)] = [("64KiB", 64 << 10), ("1MiB", 1 << 20)]
 
 /// The same copy-in/copy-out interface over the Swift ring and the C yardstick. Used as a generic
 /// constraint, never as an existential: a dynamic call per chunk would cost more than the ring
@@ -67,7 +67,7 @@ private func register<Ring: MeasuredRing>(
     _ type: Ring.Type, _ implementation: String, ringName: String, ringBytes: Int, chunk: Int, buffers: Buffers
 ) {
     let state = SetupState<Ring>()
-    Benchmark("Ring \(implementation) push+pop \(chunk)-frame chunks, \(ringName) ring (MiB/s)",
+    Benchmark("Ring_\(implementation)_push_pop_\(chunk)_frame_chunks_\(ringName)_ring",
               configuration: HotPath.configuration) { benchmark in
         pushAndPop(state.value!, chunk: chunk, iterations: benchmark.scaledIterations.count, buffers: buffers)
     } setup: {
@@ -75,7 +75,7 @@ private func register<Ring: MeasuredRing>(
     }
 
     let threaded = SetupState<Ring>()
-    Benchmark("Ring \(implementation) two threads \(chunk)-frame chunks, \(ringName) ring (64 MiB/iteration)") { benchmark in
+    Benchmark("Ring_\(implementation)_two_threads_\(chunk)_frame_chunks_\(ringName)_ring_64MiB") { benchmark in
         for _ in benchmark.scaledIterations {
             moveAcrossThreads(threaded.value!, chunk: chunk, buffers: buffers)
         }

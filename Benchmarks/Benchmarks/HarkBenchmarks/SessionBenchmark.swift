@@ -67,9 +67,9 @@ struct BenchmarkSetupError: Error {
 
 func registerSessionBenchmark() {
     let state = SetupState<SessionState>()
-    for (name, codec) in [("FLAC -5", CodecSettings.flac(FLACSettings())),
-                          ("Opus 128 kb/s", .opus(OpusSettings(bitrateKbps: 128)))] {
-        Benchmark("Session: 60 s unpaced through the ALSA file plugin to \(name)",
+    for (name, codec) in [("FLAC_level5", CodecSettings.flac(FLACSettings())),
+                          ("Opus_128kbps", .opus(OpusSettings(bitrateKbps: 128)))] {
+        Benchmark("Session_60s_unpaced_ALSA_file_plugin_to_\(name)",
                   configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
                                        warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 10)) { benchmark in
             for _ in benchmark.scaledIterations {
