@@ -38,7 +38,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", "RecordPermission", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Recorder", "RecordPermission", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // Release builds link the Swift runtime and Foundation-Essentials statically and as a
+            // position-dependent executable: the dynamic loader then has no relocations to apply
+            // across libswiftCore and Foundation, which cuts a recording's peak RSS by about 4 MiB
+            // (21.3 → 17.2 MiB, Benchmarks/compare). Debug builds stay dynamic for fast links.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "-no-pie"],
+                                          .when(configuration: .release))]
         ),
         // A second app embedding the permission gate with its own identity (samples/README.md).
         .executableTarget(
