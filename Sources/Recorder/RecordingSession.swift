@@ -113,14 +113,15 @@ public final class RecordingSession {
     /// asking to stop; then stops capture, lets the encoder drain the ring and finish the file, and
     /// returns the summary, whose `end` says whether the recording failed.
     ///
-    /// `tick` runs on this thread about every 50 ms while capture runs (for a status line and the
+    /// `tick` runs on this thread about every 100 ms while capture runs (for a status line and the
     /// revocation watch); returning `.permissionRevoked` stops the recording.
     /// A second signal during the drain is ignored: every remaining step is needed for a valid file.
     public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
         while !encoderLoop.isDone {
-            if let signal = StopSignals.wait(milliseconds: 50), stopSignal == nil, externalStop == nil {
+            // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
+            if let signal = StopSignals.wait(milliseconds: 100), stopSignal == nil, externalStop == nil {
                 stopSignal = signal
                 monitor.requestStop()
             }

@@ -18,7 +18,7 @@ struct CaptureOptions: ParsableArguments {
     var sampleFormat = "S16_LE"
 
     @Option(name: .customLong("period-time"),
-            help: ArgumentHelp("Device period in microseconds (default 25000).", valueName: "µs"))
+            help: ArgumentHelp("Device period in microseconds (default 50000).", valueName: "µs"))
     var periodTime = CaptureRequest.defaultPeriodMicroseconds
 
     @Option(name: .customLong("buffer-time"),

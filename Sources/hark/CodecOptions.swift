@@ -72,7 +72,7 @@ struct OpusOptions: ParsableArguments {
     var application: OpusSettings.Application?
 
     @Option(name: .customLong("max-delay"),
-            help: ArgumentHelp("Opus: longest time audio waits before its Ogg page is written, 0–1000 ms (default 250).", valueName: "ms"))
+            help: ArgumentHelp("Opus: longest time audio waits before its Ogg page is written, 0–1000 ms (default 200).", valueName: "ms"))
     var maxDelay: Int?
 
     func validate() throws {
