@@ -7,6 +7,9 @@ public protocol AudioEncoder: AnyObject {
     func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError)
     /// Flushes everything and finalizes the stream (for a seekable file, rewrites its header).
     func finish() throws(EncoderError)
+    /// After a write failed (disk full, file too large), leaves the file valid up to the failure
+    /// as far as that can be done in place: no torn data at its end, headers telling the truth.
+    func salvageAfterWriteFailure()
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.

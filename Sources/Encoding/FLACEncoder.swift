@@ -7,18 +7,14 @@ public struct FLACSettings: Sendable, Equatable {
     public var compressionLevel: Int
     /// Decode every frame again inside the encoder and compare with the input.
     public var verify: Bool
-    /// Frames the stream is expected to hold, when known (`-d`); a hint for decoders of a stream
-    /// whose header cannot be rewritten, such as stdout.
-    public var expectedFrames: Int?
     /// Tags for the VORBIS_COMMENT block (ENCODER is added by hark).
     public var tags: StreamTags
 
     public static let compressionLevels = 0...8
 
-    public init(compressionLevel: Int = 5, verify: Bool = false, expectedFrames: Int? = nil, tags: StreamTags = StreamTags()) {
+    public init(compressionLevel: Int = 5, verify: Bool = false, tags: StreamTags = StreamTags()) {
         self.compressionLevel = compressionLevel
         self.verify = verify
-        self.expectedFrames = expectedFrames
         self.tags = tags
     }
 }
@@ -69,9 +65,9 @@ public final class FLACEncoder: AudioEncoder {
         // 32-bit or unusual streams are valid FLAC outside it.
         let isSubset = bitsPerSample <= 24 && format.sampleRate <= 655_350 && format.channels <= 8
         _ = FLAC__stream_encoder_set_streamable_subset(encoder, isSubset ? 1 : 0)
-        if let expected = settings.expectedFrames {
-            _ = FLAC__stream_encoder_set_total_samples_estimate(encoder, UInt64(expected))
-        }
+        // No total-samples estimate, even when -d says how long: a stream that cannot be rewritten
+        // would keep the promise after a stop signal or dropped frames cut it short, and decoders
+        // reject a stream shorter than its STREAMINFO. 0 means "unknown" and is always true.
 
         metadata = Self.vorbisComment(encoderName: encoderName, tags: settings.tags)
         if metadata != nil {
@@ -133,6 +129,22 @@ public final class FLACEncoder: AudioEncoder {
         if let failure = sink.failure { throw .writeFailed(errno: failure) }
     }
 
+    /// Cuts the file back to its last complete FLAC frame and rewrites STREAMINFO in place with the
+    /// frames that are really there and an unset MD5 (libFLAC can no longer finish it): the file then
+    /// decodes and tests clean up to the failure.
+    public func salvageAfterWriteFailure() {
+        // STREAMINFO's body starts at byte 8 ("fLaC" and a 4-byte block header); it is whole once
+        // 42 bytes are out. Total samples: 36 bits from the low nibble of byte 21 to byte 25;
+        // the MD5 follows in bytes 26–41.
+        guard sink.truncateToLastCompleteWrite(), sink.currentOffset >= 42,
+              let byte21 = sink.read(at: 21, count: 1)?.first else { return }
+        let total = UInt64(sink.framesInCompleteWrites)
+        var patch = [byte21 & 0xF0 | UInt8((total >> 32) & 0x0F)]
+        patch += [UInt8(total >> 24 & 0xFF), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF)]
+        patch += [UInt8](repeating: 0, count: 16)
+        _ = sink.overwrite(patch, at: 21)
+    }
+
     private func currentError() -> EncoderError {
         if let failure = sink.failure { return .writeFailed(errno: failure) }
         let state = FLAC__stream_encoder_get_state(encoder)
@@ -148,7 +160,8 @@ private func flacWriteCallback(
     _ samples: UInt32, _ currentFrame: UInt32, _ context: UnsafeMutableRawPointer?
 ) -> FLAC__StreamEncoderWriteStatus {
     let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
-    let written = sink.write(UnsafeRawBufferPointer(start: buffer, count: bytes))
+    // `samples` is the frame count of an audio frame, and 0 for metadata.
+    let written = sink.write(UnsafeRawBufferPointer(start: buffer, count: bytes), frames: Int(samples))
     return written ? FLAC__STREAM_ENCODER_WRITE_STATUS_OK : FLAC__STREAM_ENCODER_WRITE_STATUS_FATAL_ERROR
 }
 

@@ -20,6 +20,10 @@ public final class OggOpusEncoder: AudioEncoder {
     private let bytesPerFrame: Int
     private let conversion: UnsafeMutablePointer<Float>
     private let conversionFrames: Int
+    /// The Ogg stream's serial number, chosen here so an empty stream can be ended without libopusenc.
+    private let serialNumber = UInt32.random(in: 1...UInt32.max)
+    /// Frames handed to libopusenc so far.
+    private var framesWritten = 0
 
     /// Sets up libopusenc for `format` and writes the OpusHead and OpusTags pages at once, so a
     /// reader of stdout gets a valid stream start immediately.
@@ -58,6 +62,7 @@ public final class OggOpusEncoder: AudioEncoder {
 
         // From here every stored property is set, so a throw runs deinit, which frees both.
         try apply(settings)
+        _ = hark_ope_set_int(encoder, OPE_SET_SERIALNO_REQUEST, Int32(bitPattern: serialNumber))
         guard ope_encoder_flush_header(encoder) == OPE_OK else { throw currentError(OPE_WRITE_FAIL) }
         if let failure = sink.failure { throw .writeFailed(errno: failure) }
     }
@@ -80,6 +85,7 @@ public final class OggOpusEncoder: AudioEncoder {
             let samples = frames.baseAddress!.assumingMemoryBound(to: Int16.self)
             let result = ope_encoder_write(encoder, samples, Int32(totalFrames))
             guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
+            framesWritten += totalFrames
             return
         }
         var frameOffset = 0
@@ -90,12 +96,32 @@ public final class OggOpusEncoder: AudioEncoder {
             let result = ope_encoder_write_float(encoder, conversion, Int32(chunk))
             guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
             frameOffset += chunk
+            framesWritten += chunk
         }
     }
 
     public func finish() throws(EncoderError) {
+        if framesWritten == 0 {
+            // libopusenc 0.2.1 asserts when drained without audio (a stop before the first
+            // period): end the stream with a page of our own that decodes to 0 samples. Its
+            // pre-skip is the encoder's lookahead, as libopusenc writes in OpusHead.
+            var lookahead: Int32 = 0
+            _ = hark_ope_get_int(encoder, OPUS_GET_LOOKAHEAD_REQUEST, &lookahead)
+            let page = OggPage.silentEndOfStream(serialNumber: serialNumber, sequence: UInt32(sink.completeWrites),
+                                                 preSkip: Int(lookahead))
+            guard page.withUnsafeBytes({ sink.write($0) }) else {
+                throw currentError(OPE_WRITE_FAIL)
+            }
+            return
+        }
         let result = ope_encoder_drain(encoder)
         guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
+    }
+
+    /// Cuts the file back to its last complete Ogg page (libopusenc writes a page per call), so it
+    /// decodes up to the failure; it has no EOS page, which there is no room to write.
+    public func salvageAfterWriteFailure() {
+        _ = sink.truncateToLastCompleteWrite()
     }
 
     private func currentError(_ result: Int32) -> EncoderError {

@@ -16,6 +16,11 @@ public final class OutputSink {
     public private(set) var bytesWritten: Int = 0
     /// The errno of the first failed write or seek; nothing is written after it.
     public private(set) var failure: Int32?
+    /// Audio frames carried by writes that completed (for codecs that say, as libFLAC does).
+    public private(set) var framesInCompleteWrites = 0
+    /// Writes that completed (libopusenc writes one Ogg page per write).
+    public private(set) var completeWrites = 0
+    /// Where the last complete write ended: a failed write advances nothing.
     private var position: Int = 0
 
     /// Wraps an open descriptor; the sink does not close it.
@@ -31,7 +36,7 @@ public final class OutputSink {
     /// Writes all of `bytes`, retrying after EINTR and short writes. Returns false on failure.
     /// The corresponding C function is `write`.
     @discardableResult
-    public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    public func write(_ bytes: UnsafeRawBufferPointer, frames: Int = 0) -> Bool {
         guard failure == nil else { return false }
         var offset = 0
         while offset < bytes.count {
@@ -45,7 +50,37 @@ public final class OutputSink {
         }
         position += bytes.count
         bytesWritten = max(bytesWritten, position)
+        framesInCompleteWrites += frames
+        completeWrites += 1
         return true
+    }
+
+    /// After a failed write, cuts a seekable file back to the end of the last complete write, so no
+    /// torn frame or page is left at its end. Frees space rather than needing it. Returns whether
+    /// the file now ends there. The corresponding C function is `ftruncate`.
+    public func truncateToLastCompleteWrite() -> Bool {
+        guard isSeekable else { return false }
+        while ftruncate(fileDescriptor, off_t(position)) != 0 {
+            if errno != EINTR { return false }
+        }
+        bytesWritten = position
+        return true
+    }
+
+    /// Reads `count` bytes at `offset` of a seekable file, without moving the write position.
+    /// The corresponding C function is `pread`.
+    public func read(at offset: Int, count: Int) -> [UInt8]? {
+        guard isSeekable else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { pread(fileDescriptor, $0.baseAddress!, count, off_t(offset)) }
+        return result == count ? bytes : nil
+    }
+
+    /// Overwrites `bytes` at `offset` of a seekable file in place (no new space needed), even after a
+    /// failed write, to finish a header. The corresponding C function is `pwrite`.
+    public func overwrite(_ bytes: [UInt8], at offset: Int) -> Bool {
+        guard isSeekable, offset + bytes.count <= position else { return false }
+        return bytes.withUnsafeBytes { pwrite(fileDescriptor, $0.baseAddress!, $0.count, off_t(offset)) } == bytes.count
     }
 
     /// Moves the write position (seekable sinks only). The corresponding C function is `lseek`.

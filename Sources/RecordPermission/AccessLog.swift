@@ -18,9 +18,15 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     public var consent: ConsentSource
     /// How the recording ended: duration, SIGINT, SIGTERM, SIGHUP, device lost, output failed, revoked.
     public var ended: String
+    /// Frames dropped because the ring was full (absent in entries of programs that do not say).
+    public var framesDropped: Int?
+    /// Device overruns, and the frames the device lost in them.
+    public var overruns: Int?
+    public var framesLostToOverruns: Int?
 
     public init(start: Date, end: Date, app: String, device: String, format: String, output: String, frames: Int,
-                consent: ConsentSource, ended: String) {
+                consent: ConsentSource, ended: String, framesDropped: Int? = nil, overruns: Int? = nil,
+                framesLostToOverruns: Int? = nil) {
         self.start = start
         self.end = end
         self.app = app
@@ -30,6 +36,9 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
         self.frames = frames
         self.consent = consent
         self.ended = ended
+        self.framesDropped = framesDropped
+        self.overruns = overruns
+        self.framesLostToOverruns = framesLostToOverruns
     }
 }
 

@@ -42,11 +42,16 @@ final class EncoderLoop: @unchecked Sendable {
     /// Runs on the encoder thread.
     func run() {
         failure = drainUntilCaptureEnds()
-        if failure != nil {
-            // The output is broken: stop capturing, there is nowhere to put more audio.
+        if let failure {
+            // The output is broken: stop capturing, there is nowhere to put more audio, and leave
+            // what was written valid.
             monitor.requestStop()
+            if case .writeFailed = failure { encoder.salvageAfterWriteFailure() }
         } else {
-            do throws(EncoderError) { try encoder.finish() } catch { failure = error }
+            do throws(EncoderError) { try encoder.finish() } catch {
+                failure = error
+                if case .writeFailed = error { encoder.salvageAfterWriteFailure() }
+            }
         }
         done.store(true, ordering: .releasing)
     }

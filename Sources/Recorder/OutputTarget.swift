@@ -44,7 +44,8 @@ final class OutputTarget {
                 return
             }
             let temporary = Self.temporaryName(for: path)
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            // Read-write: after a failed write, salvaging the file reads its header back (pread).
+            let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             guard descriptor >= 0 else {
                 throw .cannotCreateOutput(path: path, reason: Self.errnoText())
             }

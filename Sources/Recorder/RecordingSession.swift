@@ -56,8 +56,7 @@ public final class RecordingSession {
         let encoder: any AudioEncoder
         do throws(EncoderError) {
             switch configuration.codec {
-            case .flac(var settings):
-                settings.expectedFrames = configuration.frameLimit
+            case .flac(let settings):
                 encoder = try FLACEncoder(format: format, settings: settings, sink: sink,
                                           encoderName: configuration.encoderName)
             case .opus(let settings):

@@ -11,11 +11,22 @@ import Glibc
 public enum StopSignals {
     static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
-    /// Blocks the stop signals for this thread and the threads it starts. Idempotent.
+    /// Blocks the stop signals for this thread and the threads it starts, and turns SIGPIPE and
+    /// SIGXFSZ (file size limit) into write errors. Idempotent.
     public static func block() {
         var set = signalSet()
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
+    }
+
+    /// Undoes `block()` for commands that do not record: a pending stop signal is delivered now,
+    /// with its default action.
+    public static func unblock() {
+        var set = signalSet()
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        signal(SIGPIPE, SIG_DFL)
+        signal(SIGXFSZ, SIG_DFL)
     }
 
     /// Waits up to `milliseconds` for a stop signal; returns it, or nil on timeout.

@@ -43,6 +43,9 @@ struct FLACOptions: ParsableArguments {
 }
 
 extension OpusSettings.BitrateMode: EnumerableFlag {
+    /// opusenc's spellings: --vbr, --cvbr, --hard-cbr.
+    public static func name(for value: Self) -> NameSpecification { .customLong(value.rawValue) }
+
     public static func help(for value: Self) -> ArgumentHelp? {
         switch value {
         case .vbr: "Opus: variable bitrate (default)."

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Recorder
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +9,12 @@ import Glibc
 @main
 enum HarkMain {
     static func main() {
+        // First of all, so a Ctrl-C at any moment of a recording's start finalizes a file rather
+        // than killing the process; commands that do not record take their default back below.
+        StopSignals.block()
         do {
             var command = try Hark.parseAsRoot()
+            if !(command is RecordCommand) { StopSignals.unblock() }
             try command.run()
         } catch let failure as CommandFailure {
             Console.error(failure.message)

@@ -124,7 +124,10 @@ extension PermissionsCommand {
                     let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
                     text += "\(entry.start.formatted(.iso8601))  \(entry.app)  \(entry.device) → \(entry.output)  "
                         + "\(formatSeconds(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
-                        + "ended: \(entry.ended)\n"
+                        + "ended: \(entry.ended)"
+                        + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")
+                        + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost)" : "")
+                        + "\n"
                 }
             }
             print(text, terminator: "")

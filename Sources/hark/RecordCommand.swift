@@ -37,6 +37,11 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Stop after this many seconds (decimals allowed).", valueName: "seconds"))
     var duration: Double?
 
+    @Option(name: .customLong("ring-seconds"),
+            help: ArgumentHelp("Audio the ring between capture and encoder holds, 0.05–60 s (default 4, rounded up to a power of two frames). Frames are dropped, and counted, only when it is full.",
+                               valueName: "seconds"))
+    var ringSeconds = RecordingConfiguration.defaultRingSeconds
+
     @OptionGroup(title: "Capture") var capture: CaptureOptions
     @OptionGroup(title: "FLAC") var flac: FLACOptions
     @OptionGroup(title: "Opus") var opus: OpusOptions
@@ -54,6 +59,9 @@ struct RecordCommand: ParsableCommand {
                 throw ValidationError("duration must be a positive number of seconds")
             }
             guard duration <= 366 * 86_400 else { throw ValidationError("duration \(duration) s is longer than a year") }
+        }
+        guard ringSeconds.isFinite, (0.05...60).contains(ringSeconds) else {
+            throw ValidationError("ring size \(ringSeconds) s is outside 0.05–60")
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
         guard !output.isEmpty else { throw ValidationError("the output path is empty; use -o - for stdout") }
@@ -101,7 +109,7 @@ struct RecordCommand: ParsableCommand {
         }
         let configuration = RecordingConfiguration(
             capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
-            codec: codec, durationSeconds: duration, encoderName: encoderName(outputFormat))
+            codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat))
 
         let gate = HarkManifest.gate
         let session: RecordingSession
@@ -149,7 +157,8 @@ struct RecordCommand: ParsableCommand {
         let entry = AccessLogEntry(
             start: started, end: Date(), app: grant.manifest.appIdentifier, device: capture.device,
             format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")", output: absolutePath(summary.output),
-            frames: summary.frames, consent: grant.consent, ended: summary.end.logName)
+            frames: summary.frames, consent: grant.consent, ended: summary.end.logName,
+            framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns)
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)
         } catch {

@@ -30,6 +30,19 @@ import Testing
         Case(arguments: ["--format", "mp3"], exitCode: 64, mentions: "mp3"),
         Case(arguments: ["--bogus"], exitCode: 64, mentions: "--bogus"),
         Case(arguments: ["-v", "-q"], exitCode: 64, mentions: "--quiet"),
+        Case(arguments: ["-d", "1e12"], exitCode: 64, mentions: "longer than a year"),
+        Case(arguments: ["-d", "inf"], exitCode: 64, mentions: "duration"),
+        Case(arguments: ["-r", "44100.5"], exitCode: 64, mentions: "'44100.5' is invalid for '-r <hz>'"),
+        Case(arguments: ["-c", "-1"], exitCode: 64, mentions: "-c <n>"),
+        Case(arguments: ["--tag", ""], exitCode: 64, mentions: "tag '' is not KEY=VALUE"),
+        Case(arguments: ["--tag", "=value"], exitCode: 64, mentions: "tag '=value' is not KEY=VALUE"),
+        Case(arguments: ["--tag", "TITLE"], exitCode: 64, mentions: "tag 'TITLE' is not KEY=VALUE"),
+        Case(arguments: ["--ring-seconds", "0"], exitCode: 64, mentions: "ring size 0.0 s is outside 0.05–60"),
+        Case(arguments: ["--bitrate", "96"], exitCode: 64, mentions: "--bitrate applies to Opus output"),
+        Case(arguments: ["--cvbr"], exitCode: 64, mentions: "--cvbr applies to Opus output"),
+        Case(arguments: ["-f", "S24_3LE"], exitCode: 64, mentions: "sample format 'S24_3LE'"),
+        Case(arguments: ["--period-time", "300000", "--buffer-time", "400000"], exitCode: 64, mentions: "at least twice the period"),
+        Case(arguments: ["extra-argument"], exitCode: 64, mentions: "extra-argument"),
     ]
 
     @Test(arguments: invalidValues)
@@ -39,6 +52,25 @@ import Testing
         let result = try runHark(["record", "-D", "filecap", "-o", output] + testCase.arguments, rig: rig)
         expectOneLineFailure(result, exitCode: testCase.exitCode, mentioning: testCase.mentions)
         #expect(try leftoverFiles(in: rig).isEmpty)
+    }
+
+    @Test func unwritableOutputExits73() throws {
+        let rig = try ALSATestRig(input: Data())
+        // /proc refuses new files even to root.
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", "/proc/hark-test.flac"], rig: rig)
+        expectOneLineFailure(result, exitCode: 73, mentioning: "cannot create '/proc/hark-test.flac'")
+    }
+
+    @Test func invalidArgumentsNeverReachThePermissionGate() throws {
+        // Undecided and without a terminal: anything that reached the gate would exit 77.
+        let rig = try ALSATestRig(input: Data(), grantMicrophone: false)
+        for testCase in Self.invalidValues {
+            let result = try RunningProcess(URL(fileURLWithPath: findOnPath("setsid") ?? "/usr/bin/setsid"),
+                                            ["-w", harkBinary.path, "record", "-D", "filecap", "-o", rig.path("x.flac")]
+                                                + testCase.arguments,
+                                            environment: rig.environment, scratch: rig.directory).wait()
+            #expect(result.status == testCase.exitCode, "\(testCase.arguments): \(result.standardError)")
+        }
     }
 
     @Test func unknownExtensionWithoutFormatIsAUsageError() throws {

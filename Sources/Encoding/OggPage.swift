@@ -1,0 +1,34 @@
+/// The one Ogg page hark writes itself (RFC 3533, RFC 7845): the end of an Opus recording that
+/// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts).
+enum OggPage {
+    /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
+    /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured.
+    static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
+        // TOC 0xF8: CELT-only, fullband, 20 ms, one frame; 0xFF 0xFE: CELT's silence flag.
+        let packet: [UInt8] = [0xF8, 0xFF, 0xFE]
+        var page = [UInt8]("OggS".utf8)
+        page += [0, 0x04]                                           // version 0; end of stream
+        page += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(preSkip) >> (8 * $0)) }  // granule
+        page += littleEndianBytes(serialNumber)
+        page += littleEndianBytes(sequence)
+        page += [0, 0, 0, 0]                                        // CRC, filled in below
+        page += [1, UInt8(packet.count)]                            // one segment
+        page += packet
+        page.replaceSubrange(22..<26, with: littleEndianBytes(crc32(page)))
+        return page
+    }
+
+    private static func littleEndianBytes(_ value: UInt32) -> [UInt8] {
+        [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
+    }
+
+    /// Ogg's CRC-32: polynomial 0x04C11DB7, no reflection, initial value 0, no final xor.
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0
+        for byte in bytes {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        return crc
+    }
+}

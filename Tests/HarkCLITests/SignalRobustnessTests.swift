@@ -1,0 +1,91 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// A stop signal at any moment gives exit 0 and a file that decodes to exactly the frames the
+/// summary reports: before the first period, mid-recording, and during the final drain.
+@Suite struct SignalRobustnessTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Delays in seconds: the first 50 ms (before the first period), and spread over the start of
+    /// PulseAudio's stream and the recording; deterministic, so a failure can be rerun.
+    static let delays: [Double] = [0.0, 0.01, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.45, 0.6,
+                                   0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.3, 2.6, 3.0]
+
+    @Test(arguments: ["flac", "opus"])
+    func twentyPacedRunsStopCleanlyAtAnyMoment(_ codec: String) throws {
+        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        for (index, delay) in Self.delays.enumerated() {
+            let output = rig.path("run-\(index).\(codec)")
+            let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
+            waitUntilStopSignalsAreBlocked(recording.pid)
+            usleep(useconds_t(delay * 1_000_000))
+            recording.send(Self.signals[index % Self.signals.count])
+            let result = recording.wait(timeout: 15)
+            #expect(result.status == 0, "run \(index) after \(delay) s: \(result.standardError)")
+            try expectFinished(output, codec: codec, result: result, signal: signal, run: "run \(index) after \(delay) s")
+        }
+    }
+
+    @Test(arguments: ["flac", "opus"])
+    func signalsDuringTheDrainOfAnUnpacedRecording(_ codec: String) throws {
+        // Unpaced, the capture thread runs ahead until the ring is full and then waits for the
+        // encoder, so after a stop a few seconds of audio are still being drained.
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        for (index, delay) in [0.02, 0.05, 0.1, 0.15, 0.25].enumerated() {
+            let output = rig.path("drain-\(index).\(codec)")
+            let recording = try startHark(["record", "-D", "filecap", "-d", "30", "--compression-level", "8",
+                                           "-o", output].filter { codec == "flac" || !$0.hasPrefix("--compression") && $0 != "8" },
+                                          rig: rig)
+            waitUntilStopSignalsAreBlocked(recording.pid)
+            usleep(useconds_t(delay * 1_000_000))
+            recording.send(SIGINT)
+            usleep(5_000)
+            recording.send(SIGINT)  // a second Ctrl-C while draining
+            let result = recording.wait(timeout: 30)
+            #expect(result.status == 0, "\(result.standardError)")
+            try expectFinished(output, codec: codec, result: result, signal: signal, run: "drain run \(index)")
+        }
+    }
+
+    private func expectFinished(_ output: String, codec: String, result: ToolResult, signal: TestSignal, run: String) throws {
+        let frames = try #require(summaryFrames(result.standardError), "\(run): no summary in \(result.standardError)")
+        if codec == "flac" {
+            #expect(try FLACTools.test(output).status == 0, "\(run)")
+            #expect(try FLACTools.totalSamples(output) == frames, "\(run)")
+            let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+            #expect(decoded[...] == signal.prefix(frames: frames), "\(run): \(firstDifference(decoded, signal.prefix(frames: frames)))")
+        } else {
+            let info = try OpusTools.info(output)
+            #expect(info.isClean, "\(run): \(info.text)")
+            let pages = OggPage.pages(of: try Data(contentsOf: URL(fileURLWithPath: output)))
+            #expect(pages.last?.isEndOfStream == true, "\(run)")
+            #expect(try OpusTools.decode(output).samples.count / 2 == frames, "\(run)")
+        }
+    }
+}
+
+/// The frame count in hark's summary line ("recorded 1.250 s, 60000 frames, …").
+func summaryFrames(_ standardError: String) -> Int? {
+    guard let range = standardError.range(of: #"recorded [0-9.]+ s, ([0-9]+) frames"#, options: .regularExpression) else { return nil }
+    let words = standardError[range].split(separator: " ")
+    return Int(words[3])
+}
+
+/// Waits (up to a second) until `pid` has blocked SIGINT, which hark does first thing in `main`.
+/// Before that, while the dynamic loader and the Swift runtime start, a signal has its default
+/// effect on hark as on any program; the first 50 ms are counted from here.
+func waitUntilStopSignalsAreBlocked(_ pid: pid_t) {
+    for _ in 0..<1000 {
+        if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+           let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16), mask & (1 << (UInt64(SIGINT) - 1)) != 0 {
+            return
+        }
+        usleep(1_000)
+    }
+}
