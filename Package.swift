@@ -55,7 +55,8 @@ let package = Package(
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
-        .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat"]),
+        .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
+        .testTarget(name: "HarkCommandTests", dependencies: ["hark", "SignalGenerator"]),
     ]
 )

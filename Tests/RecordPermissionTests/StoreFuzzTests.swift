@@ -1,4 +1,5 @@
 import Foundation
+import SignalGenerator
 import Testing
 @testable import RecordPermission
 
@@ -24,7 +25,7 @@ import Testing
         let seeds = [denied, otherApp]
         let tokens: [[UInt8]] = ["\"authorized\"", "{", "}", "[", "]", ":", ",", "null", "true", "1e999", "\"\\u0000\"",
                                  "\"status\"", "\"decisions\"", "\"microphone\"", "\"app\""].map { Array($0.utf8) }
-        var random = SplitMix(seed: 0x4841_524B)
+        var random = SplitMix64(seed: 0x4841_524B)
         var granted = 0
         for iteration in 0..<Self.iterations {
             var bytes = seeds[iteration % seeds.count]
@@ -47,20 +48,5 @@ import Testing
             }
         }
         #expect(granted == 0)
-    }
-}
-
-/// A small deterministic random number generator (SplitMix64), so a failing run can be repeated.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        value ^= value >> 31
-        return bound <= 1 ? 0 : Int(value % UInt64(bound))
     }
 }
