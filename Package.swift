@@ -38,7 +38,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", "RecordPermission", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Recorder", "RecordPermission", "Realtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // Release builds link the Swift runtime and Foundation-Essentials statically and as a
             // position-dependent executable: the dynamic loader then has no relocations to apply
             // across libswiftCore and Foundation, which cuts a recording's peak RSS by about 4 MiB

@@ -3,6 +3,7 @@ import AudioFormat
 import Capture
 import Encoding
 import RecordPermission
+import Realtime
 import Recorder
 import FoundationEssentials
 #if canImport(Glibc)
@@ -98,7 +99,8 @@ struct RecordCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Before any thread exists, so every thread inherits the blocked stop signals.
+        // main() has blocked the stop signals already; again here (idempotent) for callers that run
+        // this command directly, before any thread exists, so every thread inherits the mask.
         StopSignals.block()
         let pcm = capture.format
         let device = capture.device
@@ -136,12 +138,12 @@ struct RecordCommand: ParsableCommand {
 
         var statusLine = StatusLine(device: device, quiet: quiet)
         var watch = PermissionWatch(gate: gate)
-        var lastWatch = MonotonicSeconds.now
+        var lastWatch = MonotonicClock.nanoseconds()
         let summary = session.waitUntilFinished { progress in
             statusLine.update(progress)
             // Twice a second keeps "stops within a second" with room for the drain; two lstat calls.
-            guard MonotonicSeconds.now - lastWatch >= 0.5 else { return nil }
-            lastWatch = MonotonicSeconds.now
+            guard MonotonicClock.nanoseconds() - lastWatch >= 500_000_000 else { return nil }
+            lastWatch = MonotonicClock.nanoseconds()
             return watch.isRevoked() ? .permissionRevoked : nil
         }
         statusLine.clear()
@@ -172,15 +174,6 @@ private func absolutePath(_ path: String) -> String {
     guard path != "stdout", !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
     defer { free(directory) }
     return String(cString: directory) + "/" + path
-}
-
-/// Seconds on the monotonic clock, for intervals on the session thread.
-enum MonotonicSeconds {
-    static var now: Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 }
 
 func formatSeconds(_ seconds: Double) -> String {
