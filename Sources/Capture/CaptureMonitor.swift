@@ -45,7 +45,9 @@ public final class CaptureMonitor: Sendable {
     /// The errno of the device failure when `endReason` is `.deviceLost`.
     public var deviceErrorCode: Int32 { failureCode.load(ordering: .relaxed) }
 
-    func finish(because endReason: CaptureEndReason, errorCode: Int32 = 0) {
+    /// Marks capture as over. The capture loop calls it when it returns; a session calls it when
+    /// the capture thread could not be started, so the consumer does not wait for it forever.
+    public func finish(because endReason: CaptureEndReason, errorCode: Int32 = 0) {
         reason.store(endReason.rawValue, ordering: .relaxed)
         failureCode.store(errorCode, ordering: .relaxed)
         // Release: the reason, the counters and every committed frame happen before this flag.

@@ -1,3 +1,4 @@
+import Encoding
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -93,8 +94,7 @@ final class OutputTarget {
         case ENOENT: "the directory does not exist"
         case EACCES, EPERM: "permission denied"
         case EROFS: "the file system is read-only"
-        case ENOSPC: "the disk is full"
-        default: String(cString: strerror(errno))
+        default: OutputErrorText.describe(errno: errno)
         }
     }
 }

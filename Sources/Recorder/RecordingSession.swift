@@ -86,23 +86,34 @@ public final class RecordingSession {
         let encoderLoop = self.encoderLoop
         do {
             encoderThread = try PosixThread(name: "hark-encode") { encoderLoop.run() }
+        } catch {
+            // Nothing runs yet: nothing to stop or wait for.
+            output.discard()
+            throw .system("\(error)")
+        }
+        let scheduling: ThreadScheduling
+        do {
             let capture = try PosixThread(name: "hark-capture", realtimePriority: configuration.captureRealtimePriority) {
                 loop.run()
             }
-            let scheduling = capture.scheduling
+            scheduling = capture.scheduling
             captureThread = consume capture
-            try output.commit()
-            return scheduling
-        } catch let error as RecordingError {
-            monitor.requestStop()
-            _ = waitUntilFinished()
-            throw error
         } catch {
-            monitor.requestStop()
+            // The encoder thread waits for capture to finish; capture never started, so say so.
+            monitor.finish(because: .stopRequested)
+            dataReady.signal()
             _ = waitUntilFinished()
             output.discard()
             throw .system("\(error)")
         }
+        do {
+            try output.commit()
+        } catch {
+            monitor.requestStop()
+            _ = waitUntilFinished()
+            throw error
+        }
+        return scheduling
     }
 
     /// Frames captured so far (a snapshot, for status displays).

@@ -72,15 +72,25 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var durationSeconds: Double { format.seconds(forFrames: frames) }
 
     public var description: String {
-        let milliseconds = Int((durationSeconds * 1000).rounded())
-        let duration = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3)) s"
+        let duration = SecondsText.format(durationSeconds, alwaysMilliseconds: true) + " s"
         return "recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
             + "\(overruns) overruns (\(framesLostToOverruns) frames lost), \(framesDropped) frames dropped; \(end)"
     }
 }
 
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+/// Seconds as people read them in hark's messages: "10", "0.25", "3.000".
+public enum SecondsText {
+    /// Millisecond precision; trailing ".000" is left out unless `alwaysMilliseconds`.
+    public static func format(_ seconds: Double, alwaysMilliseconds: Bool = false) -> String {
+        let milliseconds = Int((seconds * 1000).rounded())
+        let fraction = milliseconds % 1000
+        if fraction == 0 && !alwaysMilliseconds { return "\(milliseconds / 1000)" }
+        return "\(milliseconds / 1000).\(zeroPadded(fraction, width: 3))"
+    }
+
+    /// `value` with leading zeros to `width` digits.
+    public static func zeroPadded(_ value: Int, width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }

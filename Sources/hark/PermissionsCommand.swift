@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import RecordPermission
+import Recorder
 
 /// `hark permissions`: the Settings pane for the record-permission gate.
 struct PermissionsCommand: ParsableCommand {
@@ -123,7 +124,7 @@ extension PermissionsCommand {
                 } else {
                     let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
                     text += "\(entry.start.formatted(.iso8601))  \(entry.app)  \(entry.device) → \(entry.output)  "
-                        + "\(formatSeconds(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
+                        + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")
                         + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost)" : "")

@@ -128,11 +128,11 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
-                + "(\(formatSeconds(pcm.seconds(forFrames: session.ringCapacityFrames))) s); \(configuration.encoderName); "
+                + "(\(SecondsText.format(pcm.seconds(forFrames: session.ringCapacityFrames))) s); \(configuration.encoderName); "
                 + "consent: \(session.grant.consent.rawValue)")
         }
         if !quiet {
-            let until = duration.map { "for \(formatSeconds($0)) s" } ?? "until Ctrl-C"
+            let until = duration.map { "for \(SecondsText.format($0)) s" } ?? "until Ctrl-C"
             Console.notice("● recording from '\(device)' (\(pcm)) to \(configuration.output) \(until)")
         }
 
@@ -174,16 +174,4 @@ private func absolutePath(_ path: String) -> String {
     guard path != "stdout", !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
     defer { free(directory) }
     return String(cString: directory) + "/" + path
-}
-
-func formatSeconds(_ seconds: Double) -> String {
-    let milliseconds = Int((seconds * 1000).rounded())
-    let fraction = milliseconds % 1000
-    return fraction == 0 ? "\(milliseconds / 1000)" : "\(milliseconds / 1000).\(String(fraction).leftPaddedZeros(3))"
-}
-
-extension String {
-    func leftPaddedZeros(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }

@@ -22,7 +22,7 @@ struct StatusLine {
         guard tenths / 2 != lastDrawn / 2 else { return }
         lastDrawn = tenths
         let seconds = tenths / 10
-        let clock = "\(seconds / 3600):\(String(seconds / 60 % 60).leftPaddedZeros(2)):\(String(seconds % 60).leftPaddedZeros(2))"
+        let clock = "\(seconds / 3600):\(SecondsText.zeroPadded(seconds / 60 % 60, width: 2)):\(SecondsText.zeroPadded(seconds % 60, width: 2))"
         Console.raw("\r\u{1B}[K\u{1B}[31m●\u{1B}[0m REC  \(device)  \(clock).\(tenths % 10)  \(progress.format)")
     }
 

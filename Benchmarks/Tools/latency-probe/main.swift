@@ -72,11 +72,10 @@ kill(child, SIGINT)
 while read(pipeEnds[0], &buffer, buffer.count) > 0 {}
 var status: Int32 = 0
 waitpid(child, &status, 0)
-func milliseconds(_ time: Int?) -> String { time.map { String((($0 - start) / 100_000)).inserting(".") } ?? "none" }
-extension String {
-    func inserting(_ dot: Character) -> String {
-        let padded = count < 2 ? String(repeating: "0", count: 2 - count) + self : self
-        return String(padded.dropLast()) + String(dot) + String(padded.last!)
-    }
+/// Milliseconds since the start with one decimal, or "none".
+func milliseconds(_ time: Int?) -> String {
+    guard let time else { return "none" }
+    let tenths = (time - start) / 100_000
+    return "\(tenths / 10).\(tenths % 10)"
 }
 print("first_byte_ms=\(milliseconds(firstByte)) first_audio_ms=\(milliseconds(firstAudio))")
