@@ -14,8 +14,13 @@ final class TerminalSession {
         _ = FileManager.default.createFile(atPath: screenFile.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: findOnPath("script") ?? "/usr/bin/script")
         // -q: no banners; -f: flush every write, so the screen can be polled; -e: return the command's status.
-        process.arguments = ["-q", "-f", "-e", "-c", command, "/dev/null"]
-        process.environment = rig.environment
+        // `exec` replaces the shell with the command, so a Ctrl-C typed at the terminal reaches only
+        // the program under test; a shell left waiting (dash keeps one when there is a
+        // redirection) would die of the SIGINT itself and make `script` report 130.
+        process.arguments = ["-q", "-f", "-e", "-c", "exec " + command, "/dev/null"]
+        var environment = rig.environment
+        environment["SHELL"] = "/bin/sh"  // what `script` runs the command with; CI may not set it
+        process.environment = environment
         process.standardInput = keyboard
         process.standardOutput = try FileHandle(forWritingTo: screenFile)
         process.standardError = FileHandle.nullDevice
