@@ -54,6 +54,7 @@ let package = Package(
         ),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),

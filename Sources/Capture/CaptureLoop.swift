@@ -9,8 +9,9 @@ import Glibc
 /// Real-time rules: after `run()` starts, nothing here allocates, locks, or does file I/O; it reads
 /// the device (non-blocking, waiting in `snd_pcm_wait`), copies nothing (frames land in the ring
 /// directly), and wakes the encoder with a semaphore post. Overruns (-EPIPE) and suspends
-/// (-ESTRPIPE) are recovered as arecord recovers them and counted; any other device error ends
-/// capture with `.deviceLost`.
+/// (-ESTRPIPE) are recovered as arecord recovers them and counted, audio a sound server dropped
+/// without saying so is found by `TimelineGuard`, and either loss can be padded with silence; any
+/// other device error ends capture with `.deviceLost`.
 public struct CaptureLoop: Sendable {
     public let device: CaptureDevice
     public let ring: FrameRingBuffer
@@ -21,10 +22,13 @@ public struct CaptureLoop: Sendable {
     public let frameLimit: Int?
     /// A device that delivers nothing for this long is treated as lost.
     public let stallTimeoutNanoseconds: Int
+    /// Whether time the source lost (overruns, audio a sound server dropped) is filled with
+    /// silence, so the recording's timeline stays true to the wall clock.
+    public let padsLostTime: Bool
 
     public init(
         device: CaptureDevice, ring: FrameRingBuffer, monitor: CaptureMonitor, dataReady: WakeSignal,
-        frameLimit: Int?, stallTimeoutNanoseconds: Int = 5_000_000_000
+        frameLimit: Int?, padsLostTime: Bool = false, stallTimeoutNanoseconds: Int = 5_000_000_000
     ) {
         precondition(ring.bytesPerFrame == device.negotiated.format.bytesPerFrame, "ring and device frame sizes differ")
         self.device = device
@@ -33,6 +37,7 @@ public struct CaptureLoop: Sendable {
         self.dataReady = dataReady
         self.frameLimit = frameLimit
         self.stallTimeoutNanoseconds = stallTimeoutNanoseconds
+        self.padsLostTime = padsLostTime
     }
 
     /// Runs until stopped, the frame limit is reached, or the device fails. Call on the capture thread.
@@ -50,9 +55,30 @@ public struct CaptureLoop: Sendable {
         // microphone): waiting for ring space then loses nothing, so it waits instead of dropping.
         let liveSlackFrames = device.negotiated.bufferFrames
         let startTime = MonotonicClock.nanoseconds()
-        var lastDataTime = startTime
+        var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
+        // Invariant: `captured` counts the frames of the recording's timeline (read from the device,
+        // plus silence padded in); `accounted` counts what the source delivered plus what it was
+        // found to have lost. Both only grow.
         var captured = 0
+        var accounted = 0
+        // Time spent in waits that brought no audio, each wait counted at most 200 ms. Not wall
+        // time since the last audio: a process that was stopped (SIGSTOP, a paused VM) comes back
+        // to a long gap, which is not a sign of a dead device.
+        var waitedWithoutAudio = 0
         if case .failed(let error) = device.start() { return (.deviceLost, error.code) }
+
+        func account(lostFrames: Int) {
+            accounted += lostFrames
+            monitor.overruns.add(1, ordering: .relaxed)
+            monitor.framesLostToOverruns.add(lostFrames, ordering: .relaxed)
+            guard padsLostTime else { return }
+            let room = frameLimit.map { $0 - captured } ?? lostFrames
+            let padded = writeSilence(frames: min(lostFrames, room))
+            captured += padded
+            monitor.framesPadded.add(padded, ordering: .relaxed)
+            monitor.framesCaptured.store(captured, ordering: .relaxed)
+            dataReady.signal()
+        }
 
         while !monitor.isStopRequested {
             let wanted = frameLimit.map { min(periodFrames, $0 - captured) } ?? periodFrames
@@ -82,21 +108,24 @@ public struct CaptureLoop: Sendable {
             switch step {
             case .frames(let count) where count > 0:
                 captured += count
-                lastDataTime = MonotonicClock.nanoseconds()
+                accounted += count
+                waitedWithoutAudio = 0
                 monitor.framesCaptured.store(captured, ordering: .relaxed)
                 dataReady.signal()
             case .frames, .wouldBlock:
+                // Everything the source had is read: the moment to check its timeline.
+                let now = MonotonicClock.nanoseconds()
+                let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
+                if missing > 0 { account(lostFrames: missing) }
                 switch device.waitForFrames(milliseconds: 100) {
                 case .failed(let error): return (.deviceLost, error.code)
                 case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it
                 }
-                if MonotonicClock.nanoseconds() - lastDataTime > stallTimeoutNanoseconds {
-                    return (.deviceLost, ETIMEDOUT)
-                }
+                waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 200_000_000)
+                if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, ETIMEDOUT) }
             case .overrun:
                 guard let lost = device.recoverFromOverrun() else { return (.deviceLost, EPIPE) }
-                monitor.overruns.add(1, ordering: .relaxed)
-                monitor.framesLostToOverruns.add(lost, ordering: .relaxed)
+                account(lostFrames: lost)
             case .suspended:
                 guard device.resumeAfterSuspend(shouldGiveUp: { monitor.isStopRequested }) else {
                     return (.deviceLost, ESTRPIPE)
@@ -106,6 +135,24 @@ public struct CaptureLoop: Sendable {
             }
         }
         return (.stopRequested, 0)
+    }
+
+    /// Writes `frames` of silence (all-zero bytes, which is silence in every supported format) into
+    /// the ring for time the source lost; what does not fit is counted as dropped. Returns the
+    /// frames written.
+    private func writeSilence(frames: Int) -> Int {
+        var written = 0
+        while written < frames {
+            let step = ring.withWritableRegions(maxFrames: frames - written) { regions in
+                regions.first.initializeMemory(as: UInt8.self, repeating: 0)
+                if !regions.second.isEmpty { regions.second.initializeMemory(as: UInt8.self, repeating: 0) }
+                return regions.frameCount
+            }
+            if step == 0 { break }
+            written += step
+        }
+        if written < frames { monitor.framesDropped.add(frames - written, ordering: .relaxed) }
+        return written
     }
 
     /// The ring is full and the source is live: keep the device from overrunning by reading one

@@ -6,12 +6,16 @@ import Synchronization
 /// Every counter is written only by the capture thread and read by others as a snapshot, so
 /// relaxed ordering is enough for them; `isFinished` is the one flag that orders memory (see there).
 public final class CaptureMonitor: Sendable {
-    /// Frames read from the device and offered to the ring (including dropped ones).
+    /// Frames of the recording's timeline: read from the device and offered to the ring
+    /// (including dropped ones), plus silence padded in for lost time.
     public let framesCaptured = Atomic<Int>(0)
-    /// Overruns: times the device buffer filled before the capture thread read it.
+    /// Overruns: times the device buffer filled before the capture thread read it, or the source
+    /// was found to have lost audio without reporting it (see `TimelineGuard`).
     public let overruns = Atomic<Int>(0)
-    /// Frames the device discarded during overruns, measured from its status timestamps.
+    /// Frames lost that way: from the device's status timestamps, or from the timeline.
     public let framesLostToOverruns = Atomic<Int>(0)
+    /// Frames of silence written in place of lost ones (`--pad-overruns`); part of `framesCaptured`.
+    public let framesPadded = Atomic<Int>(0)
     /// Frames read from the device but not stored because the ring was full.
     public let framesDropped = Atomic<Int>(0)
 

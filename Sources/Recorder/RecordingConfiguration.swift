@@ -28,6 +28,8 @@ public struct RecordingConfiguration: Sendable {
     public var ringSeconds: Double
     /// SCHED_FIFO priority tried for the capture thread; nil keeps normal scheduling.
     public var captureRealtimePriority: Int32?
+    /// Fill time the source lost (overruns) with silence, so the file's timeline matches the clock.
+    public var padsLostTime: Bool
     /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
     public var encoderName: String
 
@@ -38,7 +40,7 @@ public struct RecordingConfiguration: Sendable {
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
-        encoderName: String = "hark"
+        encoderName: String = "hark", padsLostTime: Bool = false
     ) {
         self.capture = capture
         self.output = output
@@ -47,6 +49,7 @@ public struct RecordingConfiguration: Sendable {
         self.ringSeconds = ringSeconds
         self.captureRealtimePriority = captureRealtimePriority
         self.encoderName = encoderName
+        self.padsLostTime = padsLostTime
     }
 
     /// The exact number of frames `-d` asks for.

@@ -82,7 +82,7 @@ public final class RecordingSession {
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {
         let loop = CaptureLoop(device: device, ring: ring, monitor: monitor, dataReady: dataReady,
-                               frameLimit: configuration.frameLimit)
+                               frameLimit: configuration.frameLimit, padsLostTime: configuration.padsLostTime)
         let encoderLoop = self.encoderLoop
         do {
             encoderThread = try PosixThread(name: "hark-encode") { encoderLoop.run() }
@@ -162,6 +162,7 @@ public final class RecordingSession {
             frames: encoderLoop.framesEncoded.load(ordering: .relaxed), bytes: sink.bytesWritten,
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
+            framesPadded: monitor.framesPadded.load(ordering: .relaxed),
             framesDropped: monitor.framesDropped.load(ordering: .relaxed), end: end)
         return summary
     }

@@ -63,8 +63,10 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public let frames: Int
     public let bytes: Int
     public let overruns: Int
-    /// Frames the device lost during overruns.
+    /// Frames the source lost during overruns.
     public let framesLostToOverruns: Int
+    /// Frames of silence that stand in for lost ones (`--pad-overruns`); part of `frames`.
+    public let framesPadded: Int
     /// Frames dropped because the ring was full.
     public let framesDropped: Int
     public let end: RecordingEnd
@@ -73,8 +75,10 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let duration = SecondsText.format(durationSeconds, alwaysMilliseconds: true) + " s"
+        let lost = SecondsText.milliseconds(format.seconds(forFrames: framesLostToOverruns))
+        let padding = framesPadded > 0 ? ", \(SecondsText.milliseconds(format.seconds(forFrames: framesPadded))) ms padded with silence" : ""
         return "recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
-            + "\(overruns) overruns (\(framesLostToOverruns) frames lost), \(framesDropped) frames dropped; \(end)"
+            + "\(overruns) overruns (\(lost) ms lost\(padding)), \(framesDropped) frames dropped; \(end)"
     }
 }
 
@@ -86,6 +90,11 @@ public enum SecondsText {
         let fraction = milliseconds % 1000
         if fraction == 0 && !alwaysMilliseconds { return "\(milliseconds / 1000)" }
         return "\(milliseconds / 1000).\(zeroPadded(fraction, width: 3))"
+    }
+
+    /// Whole milliseconds, rounded up so that any loss at all never reads as 0.
+    public static func milliseconds(_ seconds: Double) -> Int {
+        Int((seconds * 1000).rounded(.up))
     }
 
     /// `value` with leading zeros to `width` digits.

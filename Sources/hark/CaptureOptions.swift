@@ -18,12 +18,16 @@ struct CaptureOptions: ParsableArguments {
     var sampleFormat = "S16_LE"
 
     @Option(name: .customLong("period-time"),
-            help: ArgumentHelp("Device period in microseconds (default 50000).", valueName: "µs"))
+            help: ArgumentHelp("Device period in microseconds (default 125000).", valueName: "µs"))
     var periodTime = CaptureRequest.defaultPeriodMicroseconds
 
     @Option(name: .customLong("buffer-time"),
             help: ArgumentHelp("Device buffer in microseconds (default 500000).", valueName: "µs"))
     var bufferTime = CaptureRequest.defaultBufferMicroseconds
+
+    @Flag(name: .customLong("pad-overruns"),
+          help: "Fill audio the device or sound server lost (an overrun) with silence, so the file's timeline stays true to the clock.")
+    var padOverruns = false
 
     func validate() throws {
         guard SampleFormat(alsaName: sampleFormat) != nil else {

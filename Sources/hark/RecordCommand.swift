@@ -111,7 +111,8 @@ struct RecordCommand: ParsableCommand {
         }
         let configuration = RecordingConfiguration(
             capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
-            codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat))
+            codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
+            padsLostTime: capture.padOverruns)
 
         let gate = HarkManifest.gate
         let session: RecordingSession

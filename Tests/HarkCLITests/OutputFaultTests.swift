@@ -70,7 +70,7 @@ import Testing
                                  environment: rig.environment, timeout: 30)
         #expect(result.status == 0)
         let errors = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
-        #expect(errors.contains("240000 frames") && errors.contains("0 overruns (0 frames lost), 0 frames dropped"), "\(errors)")
+        #expect(errors.contains("240000 frames") && errors.contains("0 overruns (0 ms lost), 0 frames dropped"), "\(errors)")
         #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.prefix(frames: 240_000).map { $0 })
     }
 

@@ -69,7 +69,10 @@ final class ALSATestRig {
 }
 
 /// A private PulseAudio server (null sink `vmic`, its monitor the default source), found by its
-/// runtime dir and killed by PID, so tests never touch each other's servers.
+/// runtime dir and killed by PID, so tests never touch each other's servers. A quiet sine plays
+/// into the sink (module-sine, inside the server): an idle null sink suspends, and its monitor
+/// then takes a second or two to deliver the first audio, which made the start of paced
+/// recordings unpredictable. The content does not matter: `pacedcap` replaces it with the input.
 final class PulseAudioServer {
     private let pidFile: URL
 
@@ -79,6 +82,7 @@ final class PulseAudioServer {
             "--daemonize=yes", "--exit-idle-time=-1", "--system=false", "-n",
             "--load=module-native-protocol-unix",
             "--load=module-null-sink sink_name=vmic rate=48000 channels=2",
+            "--load=module-sine sink=vmic frequency=440",
         ], environment: environment)
         guard started.status == 0 else {
             throw TestRigError("pulseaudio did not start: \(started.standardError)")

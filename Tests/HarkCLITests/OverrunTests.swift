@@ -1,0 +1,110 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Audio lost before hark could read it, produced for real: the whole process is stopped
+/// (SIGSTOP) while PulseAudio keeps recording for it. PulseAudio holds about 4 MiB per stream and
+/// then drops the oldest audio without telling the client, so at 192 kHz, 8 channels, 32 bits
+/// (6 MiB/s) a 3 s stop loses more than a second. The file plugin in front of PulseAudio reads
+/// the known input in order, so whatever is missing in time is not missing in content: the input
+/// comes back bit-exact, and `--pad-overruns` must put exactly the reported silence into it.
+@Suite(.serialized) struct OverrunTests {
+    static let format = PCMFormat(sampleFormat: .s32LE, channels: 8, sampleRate: 192_000)
+    static let seconds = 6
+    static var frames: Int { seconds * format.sampleRate }
+
+    /// Records `seconds` paced, stopping the process for 3 s once audio flows; returns the result,
+    /// the decoded samples, the signal, and the wall-clock seconds from the first audio to the end.
+    func recordWithAStop(_ extraArguments: [String]) throws -> (ToolResult, [Int32], TestSignal, Double) {
+        let signal = TestSignal(format: Self.format, frames: Self.frames + Self.format.sampleRate)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("stopped.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-r", "192000", "-c", "8", "-f", "S32_LE",
+                                       "-d", "\(Self.seconds)", "-o", output] + extraArguments, rig: rig)
+        // Stop it once audio flows (PulseAudio may take a moment to start delivering).
+        try waitUntilAudioReachesAFile(in: rig.directory, bytes: 1_000_000)
+        let flowing = Date()
+        usleep(500_000)
+        recording.send(SIGSTOP)
+        usleep(3_000_000)
+        recording.send(SIGCONT)
+        let result = recording.wait(timeout: 30)
+        let sinceFlowing = Date().timeIntervalSince(flowing)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        return (result, try FLACTools.decode(output, bitsPerSample: 32), signal, sinceFlowing)
+    }
+
+    /// Waits until some file in `directory` (the output, still under its temporary name) has grown
+    /// past `bytes`.
+    func waitUntilAudioReachesAFile(in directory: URL, bytes: Int) throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names where name.contains("stopped.flac") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path))?[.size] as? Int
+                if (size ?? 0) > bytes { return }
+            }
+            usleep(20_000)
+        }
+        throw TestRigError("no audio reached the output within 15 s")
+    }
+
+    /// "N overruns (M ms lost…" from the summary line.
+    func lossReport(_ standardError: String) throws -> (overruns: Int, milliseconds: Int) {
+        let match = try #require(standardError.firstMatch(of: /; (\d+) overruns \((\d+) ms lost/), "\(standardError)")
+        return (Int(match.1)!, Int(match.2)!)
+    }
+
+    @Test func audioTheSoundServerDroppedIsReportedInMilliseconds() throws {
+        let (result, decoded, signal, seconds) = try recordWithAStop([])
+        let report = try lossReport(result.standardError)
+        #expect(report.overruns >= 1, "\(result.standardError)")
+        #expect((500...3_000).contains(report.milliseconds), "\(result.standardError)")
+        // Nothing padded: the file holds the input, in order, and took the lost time longer.
+        #expect(decoded[...] == signal.prefix(frames: Self.frames), "\(firstDifference(decoded, signal.prefix(frames: Self.frames)))")
+        // (Audio flowed a fraction of a second after the start.)
+        #expect(seconds >= Double(Self.seconds) + Double(report.milliseconds) / 1000 - 1, "took \(seconds) s")
+    }
+
+    @Test func padOverrunsPutsExactlyTheLostTimeInAsSilence() throws {
+        let (result, decoded, signal, seconds) = try recordWithAStop(["--pad-overruns"])
+        let report = try lossReport(result.standardError)
+        let padded = try #require(result.standardError.firstMatch(of: /, (\d+) ms padded with silence\)/), "\(result.standardError)")
+        #expect(Int(padded.1)! == report.milliseconds)
+        #expect((500...3_000).contains(report.milliseconds), "\(result.standardError)")
+        // The timeline is true: -d 6 gives 6 s of file in at most 6 s of wall clock after the
+        // first audio, not 6 s plus the lost time.
+        #expect(decoded.count == Self.frames * 8)
+        #expect(seconds < Double(Self.seconds) + 0.3, "took \(seconds) s")
+        // The input, then one run of silence, then the input again where it left off.
+        let channels = Self.format.channels
+        let silentFrame = { (frame: Int) in decoded[frame * channels ..< (frame + 1) * channels].allSatisfy { $0 == 0 } }
+        let gapStart = try #require((0..<Self.frames).first(where: silentFrame), "no silence in the file")
+        var gapEnd = gapStart
+        while gapEnd < Self.frames && silentFrame(gapEnd) { gapEnd += 1 }
+        let gapMilliseconds = Double(gapEnd - gapStart) * 1000 / Double(Self.format.sampleRate)
+        #expect(abs(gapMilliseconds - Double(report.milliseconds)) <= 1, "gap \(gapMilliseconds) ms")
+        #expect(decoded[..<(gapStart * channels)] == signal.prefix(frames: gapStart))
+        let rest = Self.frames - gapEnd
+        #expect(decoded[(gapEnd * channels)...] == signal.samples[(gapStart * channels) ..< ((gapStart + rest) * channels)])
+    }
+
+    @Test func aProcessStoppedLongerThanTheStallTimeoutIsNotADeadDevice() throws {
+        // Before, a 6 s stop looked like a device that had delivered nothing for 5 s (exit 74).
+        let signal = TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000), frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("stopped.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "9", "--ring-seconds", "12", "-o", output], rig: rig)
+        try waitUntilAudioReachesAFile(in: rig.directory, bytes: 100_000)
+        recording.send(SIGSTOP)
+        usleep(6_000_000)
+        recording.send(SIGCONT)
+        let result = recording.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("0 overruns (0 ms lost), 0 frames dropped; duration reached"), "\(result.standardError)")
+        #expect(try expectFinishedPrefix(output, of: signal) == 9 * 48_000)
+    }
+}
