@@ -1,12 +1,11 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One recording, as the access log keeps it (an App Privacy Report for the terminal).
-public struct AccessLogEntry: Codable, Sendable, Equatable {
-    public var start: Date
-    public var end: Date
+public struct AccessLogEntry: Sendable, Equatable {
+    public var start: WallClockTime
+    public var end: WallClockTime
     public var app: String
     public var device: String
     /// e.g. "S16_LE, 2 ch, 48000 Hz, flac"
@@ -24,8 +23,8 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     public var overruns: Int?
     public var framesLostToOverruns: Int?
 
-    public init(start: Date, end: Date, app: String, device: String, format: String, output: String, frames: Int,
-                consent: ConsentSource, ended: String, framesDropped: Int? = nil, overruns: Int? = nil,
+    public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
+                frames: Int, consent: ConsentSource, ended: String, framesDropped: Int? = nil, overruns: Int? = nil,
                 framesLostToOverruns: Int? = nil) {
         self.start = start
         self.end = end
@@ -63,7 +62,7 @@ public struct AccessLog: Sendable {
         } catch {
             throw PermissionChangeError(message: "the access log directory \(directory) \(error.text)")
         }
-        guard var line = try? entry.encodedLine() else {
+        guard var line = entry.encodedLine() else {
             throw PermissionChangeError(message: "cannot encode an access log entry")
         }
         line.append(0x0A)
@@ -88,19 +87,55 @@ public struct AccessLog: Sendable {
     public func entries() -> [AccessLogEntry] {
         [path + ".1", path].flatMap { file -> [AccessLogEntry] in
             guard let bytes = try? SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536) else { return [] }
-            return bytes.split(separator: 0x0A).compactMap { try? JSONDecoder.store.decode(AccessLogEntry.self, from: Data($0)) }
+            return bytes.split(separator: 0x0A).compactMap { line in
+                (try? JSONValue(parsing: Array(line))).flatMap(AccessLogEntry.init(json:))
+            }
         }
     }
 }
 
+/// An entry's line, byte for byte as Foundation's `JSONEncoder` wrote it with
+/// `[.sortedKeys, .withoutEscapingSlashes]` and ISO 8601 dates, so logs written by earlier versions
+/// read and later lines match them:
+///
+///     {"app":"dev.hark.cli","consent":"stored","device":"filecap","end":"2026-11-22T02:22:01Z",…}
+///
+/// The three counters are left out when nil. Reading asks what `JSONDecoder` asked of the
+/// `Codable` struct: the other keys present with values of the right type, unknown keys ignored.
 extension AccessLogEntry {
     /// The entry as the log stores it: one line of JSON, keys sorted, no newline.
-    public var jsonLine: String { (try? encodedLine()).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
+    public var jsonLine: String { encodedLine().map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
 
-    func encodedLine() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(self)
+    /// Nil when `start` or `end` is too far out to write as ISO 8601.
+    func encodedLine() -> [UInt8]? {
+        guard let start = start.iso8601, let end = end.iso8601 else { return nil }
+        var members: [String: JSONValue] = [
+            "start": .string(start), "end": .string(end), "app": .string(app), "device": .string(device),
+            "format": .string(format), "output": .string(output), "frames": .number(Double(frames)),
+            "consent": .string(consent.rawValue), "ended": .string(ended),
+        ]
+        members["framesDropped"] = framesDropped.map { .number(Double($0)) }
+        members["overruns"] = overruns.map { .number(Double($0)) }
+        members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
+        return JSONValue.object(members).serialized(.compactLine)
+    }
+
+    init?(json: JSONValue) {
+        func time(_ key: String) -> WallClockTime? { json[key]?.stringValue.flatMap(WallClockTime.init(iso8601:)) }
+        // .some(nil) when absent or null, nil when present but not a whole number.
+        func optionalCount(_ key: String) -> Int?? {
+            guard let value = json[key], value != .null else { return .some(nil) }
+            return value.exactInt.map { .some($0) }
+        }
+        guard let start = time("start"), let end = time("end"), let app = json["app"]?.stringValue,
+              let device = json["device"]?.stringValue, let format = json["format"]?.stringValue,
+              let output = json["output"]?.stringValue, let frames = json["frames"]?.exactInt,
+              let consent = json["consent"]?.stringValue.flatMap(ConsentSource.init(rawValue:)),
+              let ended = json["ended"]?.stringValue, let framesDropped = optionalCount("framesDropped"),
+              let overruns = optionalCount("overruns"), let framesLostToOverruns = optionalCount("framesLostToOverruns")
+        else { return nil }
+        self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
+                  consent: consent, ended: ended, framesDropped: framesDropped, overruns: overruns,
+                  framesLostToOverruns: framesLostToOverruns)
     }
 }

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// The record-permission gate: Apple's authorization model (AVCaptureDevice's
 /// `authorizationStatus(for:)` and `requestAccess(for:)`, TCC's remembered decisions and
 /// `tccutil reset`), made for a terminal.
@@ -157,14 +155,14 @@ public struct StatusDetail: Sendable, Equatable {
     public let status: AuthorizationStatus
     /// "prompt" or "command" for stored decisions.
     public let setBy: String?
-    public let updated: Date?
+    public let updated: WallClockTime?
     /// The restriction, or the store's problem.
     public let note: String?
 
     var sinceText: String {
         guard let updated, let setBy else { return "" }
         let how = setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
-        return " (chosen \(how) on \(updated.formatted(.iso8601)))"
+        return " (chosen \(how) on \(updated))"
     }
 }
 

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// The user's remembered decisions for one app: `<store dir>/<app identifier>.json`.
 ///
 /// Only `authorized` and `denied` are stored; a resource with no entry is `notDetermined`. A store
@@ -10,16 +8,18 @@ struct PermissionStore {
     let appIdentifier: String
 
     /// A decision as stored.
-    struct Decision: Codable, Equatable {
+    struct Decision: Equatable {
         var status: AuthorizationStatus
         /// "prompt" or "command".
         var setBy: String
-        var updated: Date
+        var updated: WallClockTime
     }
 
-    struct Record: Codable {
+    /// The file's contents. `PermissionStoreFormat.swift` reads and writes it.
+    struct Record: Equatable {
         var format: Int = 1
         var app: String
+        /// Keyed by resource name. Every entry must read as a decision, known resource or not.
         var decisions: [String: Decision]
     }
 
@@ -34,7 +34,7 @@ struct PermissionStore {
 
     func read() throws(StoreProblem) -> Record? {
         do throws(SecureFile.Problem) {
-            if FileManager.default.fileExists(atPath: locations.storeDirectory) {
+            if SecureFile.exists(locations.storeDirectory) {
                 try SecureFile.checkPrivateDirectory(locations.storeDirectory)
             }
         } catch {
@@ -47,10 +47,7 @@ struct PermissionStore {
         } catch {
             return try fail(path: path, error.text)
         }
-        let record: Record
-        do {
-            record = try JSONDecoder.store.decode(Record.self, from: Data(bytes))
-        } catch {
+        guard let record = Record(storeBytes: bytes) else {
             return try fail(path: path, bytes.isEmpty ? "is empty" : "is corrupt (not a valid permission record)")
         }
         guard record.app == appIdentifier else { return try fail(path: path, "belongs to another app ('\(record.app)')") }
@@ -62,11 +59,8 @@ struct PermissionStore {
         try ensureDirectory()
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
             var record = try read() ?? Record(app: appIdentifier, decisions: [:])
-            record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: Date())
-            let bytes: [UInt8]
-            do { bytes = Array(try JSONEncoder.store.encode(record)) + [0x0A] } catch {
-                throw StoreProblem(path: path, text: "cannot be encoded")
-            }
+            record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: .now())
+            guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
             do throws(SecureFile.Problem) {
                 try SecureFile.replaceAtomically(path, with: bytes)
             } catch {
@@ -79,23 +73,21 @@ struct PermissionStore {
     /// untrusted store: whatever sits at the store's path (a symlink, a directory, a corrupt file) is
     /// removed, never followed.
     func reset(_ resource: PermissionResource?) throws(StoreProblem) {
-        guard FileManager.default.fileExists(atPath: locations.storeDirectory) else { return }
+        guard SecureFile.exists(locations.storeDirectory) else { return }
         try ensureDirectory()
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
             if let resource, var record = try? read(), record.decisions.count > 1 {
                 record.decisions[resource.rawValue] = nil
-                guard let encoded = try? JSONEncoder.store.encode(record) else { return }
+                guard let encoded = record.storeBytes else { return }
                 do throws(SecureFile.Problem) {
-                    try SecureFile.replaceAtomically(path, with: Array(encoded) + [0x0A])
+                    try SecureFile.replaceAtomically(path, with: encoded)
                 } catch {
                     throw StoreProblem(path: path, text: "cannot be written: \(error.text)")
                 }
                 return
             }
-            do {
-                try FileManager.default.removeItem(atPath: path)
-            } catch where !FileManager.default.fileExists(atPath: path) && !isDanglingLink(path) {
-                return
+            do throws(SecureFile.Problem) {
+                guard try SecureFile.removeWithoutFollowing(path) else { return }  // nothing to forget
             } catch {
                 throw StoreProblem(path: path, text: "cannot be removed")
             }
@@ -111,10 +103,6 @@ struct PermissionStore {
         }
     }
 
-    private func isDanglingLink(_ path: String) -> Bool {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
-    }
-
     private func fail(path: String, _ text: String) throws(StoreProblem) -> Record? {
         throw StoreProblem(path: path, text: text)
     }
@@ -127,22 +115,5 @@ public struct StoreProblem: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         "the permission store \(path) \(text); run 'hark permissions reset' to fix it"
-    }
-}
-
-extension JSONEncoder {
-    static var store: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-}
-
-extension JSONDecoder {
-    static var store: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
     }
 }

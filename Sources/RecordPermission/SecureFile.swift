@@ -41,11 +41,33 @@ enum SecureFile {
             }
         }
         defer { close(descriptor) }
+        return try readRegularFile(descriptor, maxBytes: maxBytes) { info throws(Problem) in
+            guard info.st_uid == geteuid() else { throw .wrongOwner(uid: info.st_uid) }
+            guard info.st_mode & 0o022 == 0 else { throw .writableByOthers(mode: info.st_mode) }
+        }
+    }
+
+    /// Reads a small regular file that anyone may own, following symlinks: the administrator's
+    /// policy, owned by root and perhaps linked in by configuration management. Returns nil when
+    /// nothing is at `path`, or a path component is not a directory.
+    static func readShared(_ path: String, maxBytes: Int) throws(Problem) -> [UInt8]? {
+        // O_NONBLOCK: a FIFO planted at the path must not block the gate; fstat then refuses it.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if descriptor < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw .unreadable(errno: errno)
+        }
+        defer { close(descriptor) }
+        return try readRegularFile(descriptor, maxBytes: maxBytes) { _ throws(Problem) in }
+    }
+
+    /// Reads all of an open regular file of at most `maxBytes`, after `check` accepted its status.
+    private static func readRegularFile(_ descriptor: Int32, maxBytes: Int,
+                                        check: (stat) throws(Problem) -> Void) throws(Problem) -> [UInt8] {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .unreadable(errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notRegularFile }
-        guard info.st_uid == geteuid() else { throw .wrongOwner(uid: info.st_uid) }
-        guard info.st_mode & 0o022 == 0 else { throw .writableByOthers(mode: info.st_mode) }
+        try check(info)
         guard Int(info.st_size) <= maxBytes else { throw .tooLarge(bytes: Int(info.st_size)) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var total = 0
@@ -57,6 +79,61 @@ enum SecureFile {
             total += count
         }
         return Array(bytes.prefix(total))
+    }
+
+    /// True when `path` names something, following symlinks (a dangling link names nothing).
+    /// The corresponding C function is `stat`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Removes whatever is at `path` without following it: a file or a symlink (never its target)
+    /// is unlinked, a directory is removed with everything in it. Returns false when nothing was
+    /// there. This is how `reset` clears an untrusted store, whatever was planted in its place.
+    static func removeWithoutFollowing(_ path: String) throws(Problem) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw .unreadable(errno: errno)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            try removeTree(Array(path.utf8CString), in: AT_FDCWD, depth: 0)
+        } else if unlink(path) != 0 {
+            throw .unreadable(errno: errno)
+        }
+        return true
+    }
+
+    /// Removes the directory `name` (relative to the open directory `parent`) and its contents.
+    /// Entries are opened relative to their directory's descriptor with `O_NOFOLLOW`, so a symlink
+    /// swapped in mid-walk is unlinked rather than entered. Names stay NUL-terminated bytes: a
+    /// planted name need not be UTF-8.
+    private static func removeTree(_ name: [CChar], in parent: Int32, depth: Int) throws(Problem) {
+        // Nothing we write nests; a deeper tree was built to exhaust the stack.
+        guard depth < 16 else { throw .unreadable(errno: ELOOP) }
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(errno: errno) }
+        guard let directory = fdopendir(descriptor) else {
+            let code = errno
+            close(descriptor)
+            throw .unreadable(errno: code)
+        }
+        defer { closedir(directory) }  // closes `descriptor` too
+        var names: [[CChar]] = []
+        while let entry = readdir(directory) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) {
+                $0.prefix { $0 != 0 }.map(CChar.init(bitPattern:)) + [0]
+            }
+            if entryName != [0x2E, 0] && entryName != [0x2E, 0x2E, 0] { names.append(entryName) }  // "." and ".."
+        }
+        for entryName in names {
+            if unlinkat(descriptor, entryName, 0) == 0 { continue }
+            // Linux refuses to unlink a directory with EISDIR: walk into it.
+            guard errno == EISDIR else { throw .unreadable(errno: errno) }
+            try removeTree(entryName, in: descriptor, depth: depth + 1)
+        }
+        guard unlinkat(parent, name, AT_REMOVEDIR) == 0 else { throw .unreadable(errno: errno) }
     }
 
     /// Checks that `path` is a directory of ours that others cannot write into.

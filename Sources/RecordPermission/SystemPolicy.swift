@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// The administrator's policy, `<system dir>/policy.json`, which can restrict the microphone for
 /// every app or for listed app identifiers:
 ///
@@ -17,57 +15,50 @@ struct SystemPolicy {
         case restricted(reason: String)
     }
 
-    private struct File: Decodable {
-        var microphone: Rule?
-    }
+    static let maxBytes = 256 * 1024
 
-    private struct Rule: Decodable {
-        var restricted: Restriction?
-    }
-
-    private enum Restriction: Decodable {
-        case everyone(Bool)
+    /// What the file says about one resource.
+    private enum Restriction: Equatable {
+        case nobody
+        case everyone
         case apps([String])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let flag = try? container.decode(Bool.self) {
-                self = .everyone(flag)
-            } else {
-                self = .apps(try container.decode([String].self))
-            }
-        }
     }
 
     func verdict(for resource: PermissionResource, appIdentifier: String) -> Verdict {
         let bytes: [UInt8]
-        do {
-            guard let contents = try readPolicy() else { return .unrestricted }
+        do throws(SecureFile.Problem) {
+            guard let contents = try SecureFile.readShared(path, maxBytes: Self.maxBytes) else { return .unrestricted }
             bytes = contents
         } catch {
             return .restricted(reason: "restricted: the administrator's policy \(path) cannot be read")
         }
-        guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
+        guard let json = try? JSONValue(parsing: bytes, maxBytes: Self.maxBytes),
+              let restriction = Self.restriction(of: resource, in: json) else {
             return .restricted(reason: "restricted: the administrator's policy \(path) is not valid")
         }
-        let rule: Rule? = switch resource {
-        case .microphone: file.microphone
-        }
-        switch rule?.restricted {
-        case .everyone(true): return .restricted(reason: "restricted by the administrator (\(path))")
+        switch restriction {
+        case .everyone: return .restricted(reason: "restricted by the administrator (\(path))")
         case .apps(let apps) where apps.contains(appIdentifier):
             return .restricted(reason: "restricted by the administrator for \(appIdentifier) (\(path))")
         default: return .unrestricted
         }
     }
 
-    /// The policy's bytes; nil when there is no policy. Unlike the user's store, the policy is owned
-    /// by root and readable by all, so only its type and size are checked.
-    private func readPolicy() throws -> [UInt8]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 256 * 1024 else {
-            throw SecureFile.Problem.notRegularFile
+    /// The rule for `resource`, read as the `Decodable` structs this replaces read it: the document
+    /// must be an object; its resource key, when present and not null, an object; that object's
+    /// `restricted`, when present and not null, a boolean or an array of strings. Other keys are
+    /// ignored, for rules a later version may add. Nil when the file breaks these rules.
+    private static func restriction(of resource: PermissionResource, in json: JSONValue) -> Restriction? {
+        guard let file = json.objectValue else { return nil }
+        guard let rule = file[resource.rawValue], rule != .null else { return .nobody }
+        guard let members = rule.objectValue else { return nil }
+        switch members["restricted"] {
+        case nil, .null?: return .nobody
+        case .bool(let flag)?: return flag ? .everyone : .nobody
+        case .array(let elements)?:
+            let apps = elements.compactMap(\.stringValue)
+            return apps.count == elements.count ? .apps(apps) : nil
+        default: return nil
         }
-        return Array(data)
     }
 }

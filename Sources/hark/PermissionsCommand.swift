@@ -1,5 +1,4 @@
 import ArgumentParser
-import FoundationEssentials
 import RecordPermission
 import Recorder
 
@@ -60,7 +59,7 @@ extension PermissionsCommand {
                 return "not determined (hark will ask on the terminal at the next recording)"
             case .authorized, .denied, .restricted:
                 let how = detail.setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
-                let when = detail.updated.map { " on \($0.formatted(.iso8601))" } ?? ""
+                let when = detail.updated.map { " on \($0)" } ?? ""
                 return "\(detail.status) (\(how)\(when))"
             }
         }
@@ -109,13 +108,13 @@ extension PermissionsCommand {
                                    valueName: "time")) var since: String?
 
         func validate() throws {
-            if let since, LogFilter.startDate(since, now: Date()) == nil {
+            if let since, LogFilter.startTime(since, now: .now()) == nil {
                 throw ValidationError("cannot read '\(since)' as a time; use 2026-11-21, 2026-11-21T09:00:00Z, 30m, 12h or 7d")
             }
         }
 
         func run() throws {
-            let threshold = since.flatMap { LogFilter.startDate($0, now: Date()) }
+            let threshold = since.flatMap { LogFilter.startTime($0, now: .now()) }
             let entries = AccessLog().entries().filter { threshold == nil || $0.start >= threshold! }
             var text = ""
             for entry in entries {
@@ -123,7 +122,7 @@ extension PermissionsCommand {
                     text += entry.jsonLine + "\n"
                 } else {
                     let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
-                    text += "\(entry.start.formatted(.iso8601))  \(entry.app)  \(entry.device) → \(entry.output)  "
+                    text += "\(entry.start)  \(entry.app)  \(entry.device) → \(entry.output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")
@@ -154,7 +153,7 @@ private func change(_ body: () throws -> Void) throws {
 
 enum LogFilter {
     /// Parses `--since`: an ISO 8601 date or date-time, or an age (`30m`, `12h`, `7d`, `90s`).
-    static func startDate(_ text: String, now: Date) -> Date? {
+    static func startTime(_ text: String, now: WallClockTime) -> WallClockTime? {
         if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
             let scale: Double? = switch unit {
             case "s": 1
@@ -163,9 +162,8 @@ enum LogFilter {
             case "d": 86_400
             default: nil
             }
-            if let scale { return now.addingTimeInterval(-amount * scale) }
+            if let scale { return now.advanced(by: -amount * scale) }
         }
-        if let time = try? Date(text, strategy: .iso8601) { return time }
-        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
+        return WallClockTime(iso8601: text) ?? WallClockTime(iso8601: text + "T00:00:00Z")
     }
 }

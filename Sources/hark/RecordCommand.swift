@@ -5,7 +5,6 @@ import Encoding
 import RecordPermission
 import Realtime
 import Recorder
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,7 +124,7 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
-        let started = Date()
+        let started = WallClockTime.now()
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
@@ -156,9 +155,9 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
-    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: Date) {
+    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: WallClockTime) {
         let entry = AccessLogEntry(
-            start: started, end: Date(), app: grant.manifest.appIdentifier, device: capture.device,
+            start: started, end: .now(), app: grant.manifest.appIdentifier, device: capture.device,
             format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")", output: absolutePath(summary.output),
             frames: summary.frames, consent: grant.consent, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns)

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct AccessLogRotationTests {
     private func entry(_ index: Int) -> AccessLogEntry {
-        AccessLogEntry(start: Date(timeIntervalSince1970: Double(index)), end: Date(timeIntervalSince1970: Double(index + 1)),
+        AccessLogEntry(start: WallClockTime(secondsSinceEpoch: Double(index)), end: WallClockTime(secondsSinceEpoch: Double(index + 1)),
                        app: "org.example.tests", device: "default", format: "S16_LE, 2 ch, 48000 Hz, flac",
                        output: "/tmp/take-\(index).flac", frames: index, consent: .stored, ended: "duration")
     }

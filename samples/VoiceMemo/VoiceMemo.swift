@@ -9,7 +9,6 @@
 import AudioFormat
 import Capture
 import Encoding
-import FoundationEssentials
 import RecordPermission
 import Recorder
 #if canImport(Glibc)
@@ -42,13 +41,13 @@ enum VoiceMemo {
             capture: CaptureRequest(device: device, format: format), output: .file(path: arguments[1]),
             codec: .flac(FLACSettings()), durationSeconds: seconds)
         do {
-            let started = Date()
+            let started = WallClockTime.now()
             let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
             _ = try session.start()
             say("Voice Memo: recording \(seconds) s from '\(device)'")
             let summary = session.waitUntilFinished()
             try? AccessLog().append(AccessLogEntry(
-                start: started, end: Date(), app: manifest.appIdentifier, device: device, format: "\(format), flac",
+                start: started, end: .now(), app: manifest.appIdentifier, device: device, format: "\(format), flac",
                 output: arguments[1], frames: summary.frames, consent: session.grant.consent, ended: summary.end.logName))
             if let failure = summary.end.failureMessage { fail(failure, code: summary.end.exitCode) }
             say("Voice Memo: saved \(summary.frames) frames to \(arguments[1])")

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import RecordPermission
+
+/// The administrator's policy file, read as the `Decodable` structs before it read it: what it does
+/// not say restricts nobody, and what cannot be read or does not follow the format restricts everyone.
+@Suite struct SystemPolicyTests {
+    enum Expected: Sendable { case unrestricted, everyone, thisApp, notValid }
+
+    @Test(arguments: [
+        (#"{"microphone": {"restricted": true}}"#, Expected.everyone),
+        (#"{"microphone": {"restricted": false}}"#, .unrestricted),
+        (#"{"microphone": {"restricted": ["org.example.other", "org.example.tests"]}}"#, .thisApp),
+        (#"{"microphone": {"restricted": ["org.example.other"]}}"#, .unrestricted),
+        (#"{"microphone": {"restricted": []}}"#, .unrestricted),
+        (#"{"microphone": {"restricted": null}}"#, .unrestricted),
+        (#"{"microphone": {"note": "later versions may add keys"}}"#, .unrestricted),
+        (#"{"microphone": null}"#, .unrestricted),
+        (#"{"camera": {"restricted": true}}"#, .unrestricted),
+        ("{}", .unrestricted),
+        ("\n{ \"microphone\" :\n  { \"restricted\" : true }\n}\n", .everyone),
+        ("[]", .notValid),
+        ("null", .notValid),
+        (#"{"microphone": true}"#, .notValid),
+        (#"{"microphone": {"restricted": "yes"}}"#, .notValid),
+        (#"{"microphone": {"restricted": 1}}"#, .notValid),
+        (#"{"microphone": {"restricted": ["org.example.tests", 1]}}"#, .notValid),
+        (#"{"microphone": {"restricted": false, "restricted": true}}"#, .notValid),
+        (#"{"microphone": {"restricted": false}} {"microphone": {"restricted": true}}"#, .notValid),
+        (#"{"microphone": {"restricted": false},}"#, .notValid),
+        ("{ not json", .notValid),
+        ("", .notValid),
+        ("\u{FEFF}{}", .notValid),
+    ])
+    func verdict(_ text: String, _ expected: Expected) throws {
+        let temporary = TemporaryLocations()
+        try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
+        try text.write(toFile: temporary.locations.policyFile, atomically: true, encoding: .utf8)
+        let verdict = SystemPolicy(path: temporary.locations.policyFile).verdict(for: .microphone, appIdentifier: "org.example.tests")
+        let path = temporary.locations.policyFile
+        switch expected {
+        case .unrestricted: #expect(verdict == .unrestricted)
+        case .everyone: #expect(verdict == .restricted(reason: "restricted by the administrator (\(path))"))
+        case .thisApp: #expect(verdict == .restricted(reason: "restricted by the administrator for org.example.tests (\(path))"))
+        case .notValid: #expect(verdict == .restricted(reason: "restricted: the administrator's policy \(path) is not valid"))
+        }
+    }
+
+    @Test func noPolicyRestrictsNobodyAndAnUnreadableOneEveryone() throws {
+        let temporary = TemporaryLocations()
+        let path = temporary.locations.policyFile
+        let policy = SystemPolicy(path: path)
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == .unrestricted, "no directory")
+        try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == .unrestricted, "no file")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: temporary.root.path + "/nowhere")
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == .unrestricted, "a dangling link")
+
+        let cannotBeRead = SystemPolicy.Verdict.restricted(reason: "restricted: the administrator's policy \(path) cannot be read")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == cannotBeRead, "a directory")
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o644) == 0)
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == cannotBeRead, "a FIFO, without blocking")
+        try FileManager.default.removeItem(atPath: path)
+        try Data(repeating: 0x20, count: SystemPolicy.maxBytes + 1).write(to: URL(fileURLWithPath: path))
+        #expect(policy.verdict(for: .microphone, appIdentifier: "a") == cannotBeRead, "oversized")
+    }
+}
