@@ -58,6 +58,6 @@ let package = Package(
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
-        .testTarget(name: "HarkCommandTests", dependencies: ["hark", "SignalGenerator"]),
+        .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),
     ]
 )

@@ -10,6 +10,8 @@ public protocol AudioEncoder: AnyObject {
     /// After a write failed (disk full, file too large), leaves the file valid up to the failure
     /// as far as that can be done in place: no torn data at its end, headers telling the truth.
     func salvageAfterWriteFailure()
+    /// Bytes of output written so far. Encoder thread only (others read the encoder loop's copy).
+    var bytesWritten: Int { get }
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.

@@ -29,6 +29,7 @@ public struct FLACSettings: Sendable, Equatable {
 public final class FLACEncoder: AudioEncoder {
     private let encoder: UnsafeMutablePointer<FLAC__StreamEncoder>
     private let sink: OutputSink
+    public var bytesWritten: Int { sink.bytesWritten }
     private let sampleFormat: SampleFormat
     private let channels: Int
     private let bytesPerFrame: Int

@@ -14,6 +14,7 @@ import COpusEnc
 public final class OggOpusEncoder: AudioEncoder {
     private let encoder: OpaquePointer
     private let sink: OutputSink
+    public var bytesWritten: Int { sink.bytesWritten }
     private let sampleFormat: SampleFormat
     private let channels: Int
     private let sampleRate: Int

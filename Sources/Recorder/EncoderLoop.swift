@@ -18,13 +18,19 @@ final class EncoderLoop: @unchecked Sendable {
 
     /// Frames handed to the encoder. Written by the encoder thread, read by others as a snapshot.
     let framesEncoded = Atomic<Int>(0)
+    /// Bytes of output written, published after each drain. Same rules as `framesEncoded`.
+    let bytesWritten = Atomic<Int>(0)
+    /// Levels for a status line, when one is shown (measuring costs a pass over every sample).
+    let meter: LevelMeter?
     /// Set with release once the loop has returned; `outcome` is then final.
     private let done = Atomic<Bool>(false)
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
     private var failure: EncoderError?
 
-    init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal) {
+    init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal,
+         meter: LevelMeter? = nil) {
         self.ring = ring
+        self.meter = meter
         self.encoder = encoder
         self.monitor = monitor
         self.dataReady = dataReady
@@ -76,10 +82,15 @@ final class EncoderLoop: @unchecked Sendable {
             let consumed = try ring.withReadableRegions(maxFrames: ring.capacityFrames) { regions throws(EncoderError) in
                 if !regions.first.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.first)) }
                 if !regions.second.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.second)) }
+                if let meter {
+                    meter.measure(UnsafeRawBufferPointer(regions.first))
+                    meter.measure(UnsafeRawBufferPointer(regions.second))
+                }
                 return regions.frameCount
             }
             if consumed == 0 { return }
             framesEncoded.add(consumed, ordering: .relaxed)
+            bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         }
     }
 }

@@ -30,6 +30,8 @@ public struct RecordingConfiguration: Sendable {
     public var captureRealtimePriority: Int32?
     /// Fill time the source lost (overruns) with silence, so the file's timeline matches the clock.
     public var padsLostTime: Bool
+    /// Measure per-channel levels for a status line (a pass over every sample on the encoder thread).
+    public var measuresLevels: Bool
     /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
     public var encoderName: String
 
@@ -40,7 +42,7 @@ public struct RecordingConfiguration: Sendable {
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
-        encoderName: String = "hark", padsLostTime: Bool = false
+        encoderName: String = "hark", padsLostTime: Bool = false, measuresLevels: Bool = false
     ) {
         self.capture = capture
         self.output = output
@@ -50,6 +52,7 @@ public struct RecordingConfiguration: Sendable {
         self.captureRealtimePriority = captureRealtimePriority
         self.encoderName = encoderName
         self.padsLostTime = padsLostTime
+        self.measuresLevels = measuresLevels
     }
 
     /// The exact number of frames `-d` asks for.

@@ -27,6 +27,7 @@ public final class RecordingSession {
     private let monitor = CaptureMonitor()
     private let dataReady = WakeSignal()
     private let encoderLoop: EncoderLoop
+    private let meter: LevelMeter?
     private var captureThread: PosixThread?
     private var encoderThread: PosixThread?
     /// The consent this recording runs under.
@@ -69,7 +70,8 @@ public final class RecordingSession {
         }
         let ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * device.negotiated.periodFrames)
         ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
-        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady)
+        meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
+        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady, meter: meter)
     }
 
     /// What the device negotiated.
@@ -119,6 +121,12 @@ public final class RecordingSession {
     /// Frames captured so far (a snapshot, for status displays).
     public var framesCaptured: Int { monitor.framesCaptured.load(ordering: .relaxed) }
 
+    /// A snapshot for a status display. Takes the level meter's window, so one caller only.
+    private var progress: RecordingProgress {
+        RecordingProgress(framesCaptured: framesCaptured, format: device.negotiated.format,
+                          bytesWritten: encoderLoop.bytesWritten.load(ordering: .relaxed), levels: meter?.takeWindow())
+    }
+
     /// Waits for a stop signal, the end of `-d`, a device failure, an output failure, or `tick`
     /// asking to stop; then stops capture, lets the encoder drain the ring and finish the file, and
     /// returns the summary, whose `end` says whether the recording failed.
@@ -136,7 +144,7 @@ public final class RecordingSession {
                 monitor.requestStop()
             }
             if stopSignal == nil, externalStop == nil, !monitor.isFinished,
-               let stop = tick(RecordingProgress(framesCaptured: framesCaptured, format: device.negotiated.format)) {
+               let stop = tick(progress) {
                 externalStop = stop
                 monitor.requestStop()
             }
@@ -176,5 +184,9 @@ public final class RecordingSession {
 public struct RecordingProgress: Sendable {
     public let framesCaptured: Int
     public let format: PCMFormat
+    /// Bytes of output written so far.
+    public let bytesWritten: Int
+    /// Levels since the previous snapshot; nil when not measured or nothing arrived meanwhile.
+    public let levels: LevelWindow?
     public var seconds: Double { format.seconds(forFrames: framesCaptured) }
 }

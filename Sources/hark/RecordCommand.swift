@@ -111,7 +111,7 @@ struct RecordCommand: ParsableCommand {
         let configuration = RecordingConfiguration(
             capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
-            padsLostTime: capture.padOverruns)
+            padsLostTime: capture.padOverruns, measuresLevels: !quiet && isatty(STDERR_FILENO) == 1)
 
         let gate = HarkManifest.gate
         let session: RecordingSession

@@ -18,6 +18,29 @@ import Testing
         #expect(result.screen.contains("hark: recorded 3.000 s"))
     }
 
+    @Test func theLineMetersEachChannelInDecibelsAndCountsClips() throws {
+        // Left: a 1 kHz sine at half scale (peak -6.0 dBFS, RMS -9.0); right: a full-scale square,
+        // every sample of which is clipped.
+        var input = Data()
+        for frame in 0..<(4 * 48_000) {
+            let sine = Int16((0.5 * 32767 * sin(2 * Double.pi * 1000 * Double(frame) / 48_000)).rounded())
+            let square: Int16 = frame % 48 < 24 ? 32767 : -32767
+            withUnsafeBytes(of: sine.littleEndian) { input.append(contentsOf: $0) }
+            withUnsafeBytes(of: square.littleEndian) { input.append(contentsOf: $0) }
+        }
+        let rig = try ALSATestRig(input: input)
+        try rig.startPulseAudio()
+        let session = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "2", "-o", rig.path("m.flac")]), rig: rig,
+                                          columns: 160)
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains(" -6.0  -9.0  R "), "\(result.screen)")
+        #expect(result.screen.contains("  0.0   0.0  clip "), "\(result.screen)")
+        let clips = result.screen.matches(of: /clip (\d+)/).compactMap { Int($0.1) }
+        #expect(clips.max() ?? 0 >= 48_000, "clips are counted over the whole recording: \(clips)")
+        #expect(clips == clips.sorted(), "the clip count only grows")
+    }
+
     @Test func elsewhereOnlyTheStartAndEndNoticesAppear() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
         let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("n.flac")], rig: rig)

@@ -9,7 +9,9 @@ final class TerminalSession {
     private let screenFile: URL
     private let start = Date()
 
-    init(_ command: String, rig: ALSATestRig) throws {
+    /// `columns` sets the terminal's width (`script` gives its pty the width of the terminal it
+    /// runs in, which tests do not have).
+    init(_ command: String, rig: ALSATestRig, columns: Int? = nil) throws {
         screenFile = rig.directory.appendingPathComponent("screen-\(UUID().uuidString.prefix(8))")
         _ = FileManager.default.createFile(atPath: screenFile.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: findOnPath("script") ?? "/usr/bin/script")
@@ -17,7 +19,8 @@ final class TerminalSession {
         // `exec` replaces the shell with the command, so a Ctrl-C typed at the terminal reaches only
         // the program under test; a shell left waiting (dash keeps one when there is a
         // redirection) would die of the SIGINT itself and make `script` report 130.
-        process.arguments = ["-q", "-f", "-e", "-c", "exec " + command, "/dev/null"]
+        let width = columns.map { "stty cols \($0); " } ?? ""
+        process.arguments = ["-q", "-f", "-e", "-c", width + "exec " + command, "/dev/null"]
         var environment = rig.environment
         environment["SHELL"] = "/bin/sh"  // what `script` runs the command with; CI may not set it
         process.environment = environment
