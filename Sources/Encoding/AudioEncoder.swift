@@ -12,6 +12,13 @@ public protocol AudioEncoder: AnyObject {
     func salvageAfterWriteFailure()
     /// Bytes of output written so far. Encoder thread only (others read the encoder loop's copy).
     var bytesWritten: Int { get }
+    /// The most output one input frame can ever cost, when the codec bounds it below its raw size
+    /// (`--max-size` uses it to come close to a limit without passing it); nil when it does not.
+    var maximumBytesPerFrame: Double? { get }
+}
+
+extension AudioEncoder {
+    public var maximumBytesPerFrame: Double? { nil }
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.
@@ -22,12 +29,15 @@ public enum EncoderError: Error, Equatable, CustomStringConvertible {
     case libraryFailed(String)
     /// `--verify` decoded a frame that differs from its input.
     case verificationFailed
+    /// A split recording could not create its next file; the text says which and why.
+    case cannotStartNextFile(String)
 
     public var description: String {
         switch self {
         case .writeFailed(let code): "cannot write the output: \(OutputErrorText.describe(errno: code))"
         case .libraryFailed(let reason): "encoder failed: \(reason)"
         case .verificationFailed: "verification failed: the encoded audio does not decode to its input"
+        case .cannotStartNextFile(let reason): reason
         }
     }
 }

@@ -15,6 +15,9 @@ public final class OggOpusEncoder: AudioEncoder {
     private let encoder: OpaquePointer
     private let sink: OutputSink
     public var bytesWritten: Int { sink.bytesWritten }
+    /// An Opus packet is at most 1275 bytes (RFC 6716); in Ogg, with its lacing values and, at
+    /// worst, a page header of its own, at most 1308 bytes per packet of `frameMilliseconds`.
+    public let maximumBytesPerFrame: Double?
     private let sampleFormat: SampleFormat
     private let channels: Int
     private let sampleRate: Int
@@ -57,6 +60,7 @@ public final class OggOpusEncoder: AudioEncoder {
         sampleFormat = format.sampleFormat
         channels = format.channels
         sampleRate = format.sampleRate
+        maximumBytesPerFrame = 1308 / (settings.frameMilliseconds * Double(format.sampleRate) / 1000)
         bytesPerFrame = format.bytesPerFrame
         self.conversionFrames = conversionFrames
         conversion = .allocate(capacity: conversionFrames * format.channels)

@@ -22,15 +22,32 @@ final class EncoderLoop: @unchecked Sendable {
     let bytesWritten = Atomic<Int>(0)
     /// Levels for a status line, when one is shown (measuring costs a pass over every sample).
     let meter: LevelMeter?
+    /// `--max-size`: no region is encoded that could take the output past it (see `fitsUnderLimit`).
+    private let maxBytes: Int?
+    /// The most one frame can add to the output: its raw size plus 1/64 (FLAC's worst case,
+    /// verbatim frames and their headers, stays under that), or the codec's own tighter bound.
+    private let bytesPerFrameBound: Double
+    /// Headroom for the codec's final flush, which writes what it still buffers (libFLAC: under one
+    /// 4096-frame block; libopusenc: under `--max-delay`): 8192 frames at the bound cover both.
+    private let flushReserveBytes: Int
+    /// Under the size limit, fewer frames than this (one period) are not worth a step: the limit is
+    /// then reached. Without it, the last steps would shrink towards single frames.
+    private let minimumStepFrames: Int
+    /// Set once the size limit stopped the recording; later frames are drained and discarded.
+    let sizeLimitReached = Atomic<Bool>(false)
     /// Set with release once the loop has returned; `outcome` is then final.
     private let done = Atomic<Bool>(false)
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
     private var failure: EncoderError?
 
     init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal,
-         meter: LevelMeter? = nil) {
+         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
         self.ring = ring
         self.meter = meter
+        self.maxBytes = maxBytes
+        bytesPerFrameBound = min(Double(ring.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
+        flushReserveBytes = Int((8192 * bytesPerFrameBound).rounded(.up))
+        minimumStepFrames = max(periodFrames, 1)
         self.encoder = encoder
         self.monitor = monitor
         self.dataReady = dataReady
@@ -54,6 +71,7 @@ final class EncoderLoop: @unchecked Sendable {
             monitor.requestStop()
             if case .writeFailed = failure { encoder.salvageAfterWriteFailure() }
         } else {
+            defer { bytesWritten.store(encoder.bytesWritten, ordering: .relaxed) }
             do throws(EncoderError) { try encoder.finish() } catch {
                 failure = error
                 if case .writeFailed = error { encoder.salvageAfterWriteFailure() }
@@ -79,18 +97,46 @@ final class EncoderLoop: @unchecked Sendable {
 
     private func drainRing() throws(EncoderError) {
         while true {
+            var encoded = true
             let consumed = try ring.withReadableRegions(maxFrames: ring.capacityFrames) { regions throws(EncoderError) in
-                if !regions.first.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.first)) }
-                if !regions.second.isEmpty { try encoder.encode(UnsafeRawBufferPointer(regions.second)) }
-                if let meter {
-                    meter.measure(UnsafeRawBufferPointer(regions.first))
-                    meter.measure(UnsafeRawBufferPointer(regions.second))
+                let frames = framesUnderLimit(available: regions.frameCount)
+                guard frames > 0 else {
+                    encoded = false
+                    return regions.frameCount  // past the size limit: drained, not recorded
                 }
-                return regions.frameCount
+                let firstBytes = min(regions.first.count, frames * ring.bytesPerFrame)
+                let secondBytes = frames * ring.bytesPerFrame - firstBytes
+                let first = UnsafeRawBufferPointer(rebasing: regions.first[..<firstBytes])
+                let second = UnsafeRawBufferPointer(rebasing: regions.second[..<secondBytes])
+                if !first.isEmpty { try encoder.encode(first) }
+                if !second.isEmpty { try encoder.encode(second) }
+                if let meter {
+                    meter.measure(first)
+                    meter.measure(second)
+                }
+                return frames
             }
             if consumed == 0 { return }
+            guard encoded else { continue }
             framesEncoded.add(consumed, ordering: .relaxed)
             bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         }
+    }
+
+    /// How many of `available` frames may be encoded under `--max-size` (all of them without one).
+    ///
+    /// The output may not pass the limit, and what frames will add is only known afterwards, so it
+    /// is bounded by `bytesPerFrameBound` per frame, plus the final flush's reserve. Once fewer than one
+    /// period's frames fit, capture is asked to stop and everything after is discarded: the file
+    /// ends a little under the limit, never over it.
+    private func framesUnderLimit(available: Int) -> Int {
+        guard let maxBytes else { return available }
+        if sizeLimitReached.load(ordering: .relaxed) { return 0 }
+        let room = maxBytes - encoder.bytesWritten - flushReserveBytes
+        let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
+        if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
+        sizeLimitReached.store(true, ordering: .relaxed)
+        monitor.requestStop()
+        return 0
     }
 }

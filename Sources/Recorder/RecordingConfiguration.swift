@@ -30,6 +30,10 @@ public struct RecordingConfiguration: Sendable {
     public var captureRealtimePriority: Int32?
     /// Fill time the source lost (overruns) with silence, so the file's timeline matches the clock.
     public var padsLostTime: Bool
+    /// Start a new file every this many seconds (`--max-file-time`); file outputs only.
+    public var maxFileSeconds: Double?
+    /// Stop once the output reaches this many bytes (`--max-size`).
+    public var maxBytes: Int?
     /// Measure per-channel levels for a status line (a pass over every sample on the encoder thread).
     public var measuresLevels: Bool
     /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
@@ -42,8 +46,11 @@ public struct RecordingConfiguration: Sendable {
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
-        encoderName: String = "hark", padsLostTime: Bool = false, measuresLevels: Bool = false
+        encoderName: String = "hark", padsLostTime: Bool = false, measuresLevels: Bool = false,
+        maxFileSeconds: Double? = nil, maxBytes: Int? = nil
     ) {
+        self.maxFileSeconds = maxFileSeconds
+        self.maxBytes = maxBytes
         self.capture = capture
         self.output = output
         self.codec = codec

@@ -28,6 +28,8 @@ public final class RecordingSession {
     private let dataReady = WakeSignal()
     private let encoderLoop: EncoderLoop
     private let meter: LevelMeter?
+    /// Splits a file output into consecutive files; nil for standard output.
+    private let splitter: SplittingEncoder?
     private var captureThread: PosixThread?
     private var encoderThread: PosixThread?
     /// The consent this recording runs under.
@@ -38,7 +40,15 @@ public final class RecordingSession {
     /// and nobody is asked for anything that would fail anyway. On failure nothing is left behind.
     public init(_ configuration: RecordingConfiguration, authorize: () -> AccessResult) throws(RecordingError) {
         self.configuration = configuration
-        output = try OutputTarget(configuration.output)
+        // A file's name may hold strftime conversions, expanded now for the first file.
+        var naming: OutputNaming?
+        var destination = configuration.output
+        if case .file(let pattern) = configuration.output {
+            var fileNaming = OutputNaming(pattern: pattern)
+            destination = .file(path: fileNaming.next(at: time(nil)))
+            naming = fileNaming
+        }
+        output = try OutputTarget(destination)
         switch authorize() {
         case .granted(let grant):
             self.grant = grant
@@ -54,28 +64,50 @@ public final class RecordingSession {
         }
         let format = device.negotiated.format
         sink = OutputSink(fileDescriptor: output.fileDescriptor)
-        let encoder: any AudioEncoder
+        let makeEncoder: SplittingEncoder.MakeEncoder = { [codec = configuration.codec, name = configuration.encoderName] sink throws(EncoderError) in
+            try Self.makeEncoder(codec: codec, format: format, sink: sink, encoderName: name)
+        }
+        var encoder: any AudioEncoder
         do throws(EncoderError) {
-            switch configuration.codec {
-            case .flac(let settings):
-                encoder = try FLACEncoder(format: format, settings: settings, sink: sink,
-                                          encoderName: configuration.encoderName)
-            case .opus(let settings):
-                encoder = try OggOpusEncoder(format: format, settings: settings, sink: sink,
-                                             encoderName: configuration.encoderName)
-            }
+            encoder = try makeEncoder(sink)
         } catch {
             output.discard()
             throw .encoderSetup(error)
         }
+        // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
+        if let naming, case .file(let path) = destination {
+            let splitter = SplittingEncoder(
+                output: output, path: path, encoder: encoder, naming: naming,
+                framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
+                bytesPerFrame: format.bytesPerFrame, makeEncoder: makeEncoder)
+            self.splitter = splitter
+            encoder = splitter
+        } else {
+            splitter = nil
+        }
         let ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * device.negotiated.periodFrames)
         ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
-        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady, meter: meter)
+        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady, meter: meter,
+                                  maxBytes: configuration.maxBytes, periodFrames: device.negotiated.periodFrames)
+    }
+
+    private static func makeEncoder(
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, encoderName: String
+    ) throws(EncoderError) -> any AudioEncoder {
+        switch codec {
+        case .flac(let settings):
+            try FLACEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName)
+        case .opus(let settings):
+            try OggOpusEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName)
+        }
     }
 
     /// What the device negotiated.
     public var negotiated: NegotiatedCapture { device.negotiated }
+
+    /// Where the recording goes: the first file's name (strftime patterns expanded), or "stdout".
+    public var outputDescription: String { output.destination.description }
 
     /// Frames the ring holds.
     public var ringCapacityFrames: Int { ring.capacityFrames }
@@ -139,9 +171,13 @@ public final class RecordingSession {
         var externalStop: RecordingEnd?
         while !encoderLoop.isDone {
             // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
-            if let signal = StopSignals.wait(milliseconds: 100), stopSignal == nil, externalStop == nil {
-                stopSignal = signal
-                monitor.requestStop()
+            if let signal = StopSignals.wait(milliseconds: 100) {
+                if signal == StopSignals.newFile {
+                    splitter?.requestSplit()
+                } else if stopSignal == nil, externalStop == nil {
+                    stopSignal = signal
+                    monitor.requestStop()
+                }
             }
             if stopSignal == nil, externalStop == nil, !monitor.isFinished,
                let stop = tick(progress) {
@@ -151,11 +187,13 @@ public final class RecordingSession {
         }
         captureThread.take()?.join()
         encoderThread.take()?.join()
-        output.synchronize()
+        if let splitter { splitter.synchronize() } else { output.synchronize() }
 
         let end: RecordingEnd
         if let failure = encoderLoop.outcome {
             end = .outputFailed(failure)
+        } else if encoderLoop.sizeLimitReached.load(ordering: .relaxed) {
+            end = .sizeLimitReached
         } else if let externalStop {
             end = externalStop
         } else if monitor.endReason == .deviceLost {
@@ -166,8 +204,8 @@ public final class RecordingSession {
             end = monitor.endReason == .frameLimitReached ? .durationReached : .signal("request")
         }
         let summary = RecordingSummary(
-            format: device.negotiated.format, output: configuration.output.description,
-            frames: encoderLoop.framesEncoded.load(ordering: .relaxed), bytes: sink.bytesWritten,
+            format: device.negotiated.format, outputs: splitter?.paths ?? [configuration.output.description],
+            frames: encoderLoop.framesEncoded.load(ordering: .relaxed), bytes: encoderLoop.bytesWritten.load(ordering: .relaxed),
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
             framesPadded: monitor.framesPadded.load(ordering: .relaxed),

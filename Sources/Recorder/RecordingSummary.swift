@@ -12,9 +12,12 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case outputFailed(EncoderError)
     /// The user or the administrator took the microphone away while it was recording.
     case permissionRevoked
+    /// The output reached `--max-size`.
+    case sizeLimitReached
 
     public var description: String {
         switch self {
+        case .sizeLimitReached: "size limit reached"
         case .signal(let name): "stopped by \(name)"
         case .durationReached: "duration reached"
         case .deviceLost: "capture device lost"
@@ -26,7 +29,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     /// The one-line error to print for a failure, or nil for a normal stop.
     public var failureMessage: String? {
         switch self {
-        case .signal, .durationReached: nil
+        case .signal, .durationReached, .sizeLimitReached: nil
         case .deviceLost(let reason): "capture device lost: \(reason)"
         case .outputFailed(let error): error.description
         case .permissionRevoked: "microphone access was revoked; the recording was stopped and finalized"
@@ -37,7 +40,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     /// when microphone access was revoked.
     public var exitCode: Int32 {
         switch self {
-        case .signal, .durationReached: 0
+        case .signal, .durationReached, .sizeLimitReached: 0
         case .deviceLost, .outputFailed: 74
         case .permissionRevoked: 77
         }
@@ -48,6 +51,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .signal(let name): name
         case .durationReached: "duration"
+        case .sizeLimitReached: "size limit"
         case .deviceLost: "device lost"
         case .outputFailed: "output failed"
         case .permissionRevoked: "revoked"
@@ -58,7 +62,10 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
 /// What a finished recording holds, for the one-line summary on stderr.
 public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public let format: PCMFormat
-    public let output: String
+    /// The files written, in order (one unless the recording was split), or "stdout".
+    public let outputs: [String]
+    /// The outputs as one text: "talk.flac", or "talk.flac, talk-2.flac".
+    public var output: String { outputs.joined(separator: ", ") }
     /// Frames in the output.
     public let frames: Int
     public let bytes: Int

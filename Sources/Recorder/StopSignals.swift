@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// The signals that end a recording (SIGINT, SIGTERM, SIGHUP), taken synchronously with
+/// The signals that end a recording (SIGINT, SIGTERM, SIGHUP), and SIGUSR1, which starts a new
+/// file, taken synchronously with
 /// `sigtimedwait` on the session's own thread instead of in a signal handler.
 ///
 /// `block()` must run before any other thread starts, so every thread inherits the blocked mask and
@@ -10,6 +11,8 @@ import Glibc
 /// that goes away shows up as an EPIPE write error instead of killing the process.
 public enum StopSignals {
     static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// SIGUSR1: start a new file at once (a split recording). Taken like the stop signals.
+    public static let newFile = SIGUSR1
 
     /// Blocks the stop signals for this thread and the threads it starts, and turns SIGPIPE and
     /// SIGXFSZ (file size limit) into write errors. Idempotent.
@@ -51,7 +54,7 @@ public enum StopSignals {
     private static func signalSet() -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in stopping { sigaddset(&set, signal) }
+        for signal in stopping + [newFile] { sigaddset(&set, signal) }
         return set
     }
 }

@@ -46,6 +46,7 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup(title: "FLAC") var flac: FLACOptions
     @OptionGroup(title: "Opus") var opus: OpusOptions
     @OptionGroup(title: "Tags") var tags: TagOptions
+    @OptionGroup(title: "Limits and splitting") var limits: LimitOptions
 
     @Flag(name: .shortAndLong, help: "Print what the device negotiated and how the capture thread runs.")
     var verbose = false
@@ -65,6 +66,7 @@ struct RecordCommand: ParsableCommand {
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
         guard !output.isEmpty else { throw ValidationError("the output path is empty; use -o - for stdout") }
+        try limits.validate(outputIsStandardOutput: output == "-")
         guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
@@ -111,7 +113,8 @@ struct RecordCommand: ParsableCommand {
         let configuration = RecordingConfiguration(
             capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
-            padsLostTime: capture.padOverruns, measuresLevels: !quiet && isatty(STDERR_FILENO) == 1)
+            padsLostTime: capture.padOverruns, measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
+            maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
 
         let gate = HarkManifest.gate
         let session: RecordingSession
@@ -133,7 +136,7 @@ struct RecordCommand: ParsableCommand {
         }
         if !quiet {
             let until = duration.map { "for \(SecondsText.format($0)) s" } ?? "until Ctrl-C"
-            Console.notice("● recording from '\(device)' (\(pcm)) to \(configuration.output) \(until)")
+            Console.notice("● recording from '\(device)' (\(pcm)) to \(session.outputDescription) \(until)")
         }
 
         var statusLine = StatusLine(device: device, quiet: quiet)
@@ -158,7 +161,8 @@ struct RecordCommand: ParsableCommand {
     private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: WallClockTime) {
         let entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: capture.device,
-            format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")", output: absolutePath(summary.output),
+            format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")",
+            output: summary.outputs.map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns)
         do throws(PermissionChangeError) {

@@ -43,6 +43,10 @@ import Testing
         Case(arguments: ["-f", "S24_3LE"], exitCode: 64, mentions: "sample format 'S24_3LE'"),
         Case(arguments: ["--period-time", "300000", "--buffer-time", "400000"], exitCode: 64, mentions: "at least twice the period"),
         Case(arguments: ["extra-argument"], exitCode: 64, mentions: "extra-argument"),
+        Case(arguments: ["--max-size", "10"], exitCode: 64, mentions: "under the 64k minimum"),
+        Case(arguments: ["--max-size", "lots"], exitCode: 64, mentions: "'lots' is invalid for '--max-size <size>'"),
+        Case(arguments: ["--max-size", "-5M"], exitCode: 64, mentions: "--max-size"),
+        Case(arguments: ["--max-file-time", "0.5"], exitCode: 64, mentions: "--max-file-time must be at least 1 second"),
     ]
 
     @Test(arguments: invalidValues)

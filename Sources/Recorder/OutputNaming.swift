@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Names the files of a recording that is split (`--max-file-time`, SIGUSR1).
+///
+/// `-o` may hold strftime(3) conversions (`rec-%Y%m%d-%H%M%S.flac`), expanded in local time when
+/// each file starts. A name this recording already used, or (for the second file on) one that
+/// exists, gets a counter before its extension: `talk.flac`, `talk-2.flac`, `talk-3.flac`. The
+/// first file keeps the name the user gave even if it exists, as a single recording always has
+/// (it replaces the old file once capture runs).
+struct OutputNaming {
+    let pattern: String
+    private(set) var used: [String] = []
+
+    init(pattern: String) {
+        self.pattern = pattern
+    }
+
+    /// Whether the pattern has strftime conversions.
+    var hasTimeConversions: Bool { pattern.contains("%") }
+
+    /// The next file's name, for a file starting at `time` (seconds since the epoch).
+    mutating func next(at time: Int) -> String {
+        let base = hasTimeConversions ? Self.expand(pattern, at: time) : pattern
+        var name = base
+        var counter = 2
+        while used.contains(name) || (!used.isEmpty && Self.exists(name)) {
+            name = Self.numbered(base, counter)
+            counter += 1
+        }
+        used.append(name)
+        return name
+    }
+
+    /// `path` with "-N" before its extension (the part after the last dot of the file name).
+    static func numbered(_ path: String, _ counter: Int) -> String {
+        let nameStart = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let dot = path[nameStart...].lastIndex(of: "."), dot > nameStart {
+            return "\(path[..<dot])-\(counter)\(path[dot...])"
+        }
+        return "\(path)-\(counter)"
+    }
+
+    /// strftime(3) in local time. A conversion that expands to nothing leaves the pattern as it is.
+    static func expand(_ pattern: String, at time: Int) -> String {
+        var seconds = time_t(time)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = strftime(&buffer, buffer.count, pattern, &parts)
+        guard length > 0 else { return pattern }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Validates a pattern: its expansion must be a usable file name (not empty, no trailing slash).
+    static func problem(with pattern: String) -> String? {
+        let expanded = expand(pattern, at: 0)
+        if expanded.isEmpty || expanded.hasSuffix("/") { return "'\(pattern)' does not name a file" }
+        return nil
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+}

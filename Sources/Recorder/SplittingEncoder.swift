@@ -1,0 +1,116 @@
+import Encoding
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One recording written as consecutive files: a new file every `framesPerFile` frames
+/// (`--max-file-time`) and whenever `requestSplit()` is called (SIGUSR1).
+///
+/// It sits between the encoder loop and the codec: every frame goes to exactly one file, in order,
+/// so the files played back to back are the recording, frame for frame. A split finishes the
+/// current file completely (the codec flushes, a FLAC file gets its true STREAMINFO, an Ogg Opus
+/// stream its end-of-stream page), syncs it to storage and closes it, then creates the next file
+/// under a temporary name, starts a new stream in it and gives it its name.
+///
+/// Splitting allocates (a new codec instance, a file name) and does file I/O; it runs on the
+/// encoder thread, never the capture thread, and a few times an hour at most, while the ring holds
+/// seconds of audio. Between splits `encode` adds no allocation to the codec's own.
+final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
+    typealias MakeEncoder = (OutputSink) throws(EncoderError) -> any AudioEncoder
+
+    private var output: OutputTarget
+    private var encoder: any AudioEncoder
+    private var naming: OutputNaming
+    private let makeEncoder: MakeEncoder
+    private let framesPerFile: Int?
+    private let bytesPerFrame: Int
+    /// Invariant: frames written to the current file; at most `framesPerFile`.
+    private var framesInFile = 0
+    private var bytesInFinishedFiles = 0
+    /// Set by any thread (relaxed: it carries no data), taken by the encoder thread.
+    private let splitRequested = Atomic<Bool>(false)
+    /// The files written, in order. Changed on the encoder thread; read once it has finished.
+    private(set) var paths: [String]
+
+    init(output: OutputTarget, path: String, encoder: any AudioEncoder, naming: OutputNaming, framesPerFile: Int?,
+         bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
+        precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
+        self.output = output
+        self.encoder = encoder
+        self.naming = naming
+        self.framesPerFile = framesPerFile
+        self.bytesPerFrame = bytesPerFrame
+        self.makeEncoder = makeEncoder
+        paths = [path]
+    }
+
+    /// Asks for a new file before the next frame. Safe from any thread. A request while the
+    /// current file is still empty waits until it holds audio, so no file is ever empty.
+    func requestSplit() {
+        splitRequested.store(true, ordering: .relaxed)
+    }
+
+    func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
+        var offset = 0
+        while offset < frames.count {
+            if framesInFile > 0 && (framesInFile == framesPerFile || splitRequested.exchange(false, ordering: .relaxed)) {
+                try startNextFile()
+            }
+            var count = (frames.count - offset) / bytesPerFrame
+            if let framesPerFile { count = min(count, framesPerFile - framesInFile) }
+            let end = offset + count * bytesPerFrame
+            try encoder.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
+            framesInFile += count
+            offset = end
+        }
+    }
+
+    func finish() throws(EncoderError) {
+        try encoder.finish()
+    }
+
+    func salvageAfterWriteFailure() {
+        encoder.salvageAfterWriteFailure()
+    }
+
+    var bytesWritten: Int { bytesInFinishedFiles + encoder.bytesWritten }
+
+    var maximumBytesPerFrame: Double? { encoder.maximumBytesPerFrame }
+
+    /// Flushes the current file to storage.
+    func synchronize() {
+        output.synchronize()
+    }
+
+    private func startNextFile() throws(EncoderError) {
+        try encoder.finish()
+        output.synchronize()
+        bytesInFinishedFiles += encoder.bytesWritten
+        let path = naming.next(at: time(nil))
+        let next: OutputTarget
+        do throws(RecordingError) {
+            next = try OutputTarget(.file(path: path))
+        } catch {
+            throw .cannotStartNextFile(error.description)
+        }
+        let nextEncoder: any AudioEncoder
+        do throws(EncoderError) {
+            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor))
+        } catch {
+            next.discard()
+            throw error
+        }
+        do throws(RecordingError) {
+            try next.commit()
+        } catch {
+            next.discard()
+            throw .cannotStartNextFile(error.description)
+        }
+        // The previous file's descriptor closes as its target is released.
+        output = next
+        encoder = nextEncoder
+        framesInFile = 0
+        paths.append(path)
+    }
+}

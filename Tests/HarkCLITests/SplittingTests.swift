@@ -1,0 +1,117 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// `--max-file-time`, strftime names, SIGUSR1 and `--max-size`: every part decodes on its own,
+/// and the parts played back to back are the input, frame for frame (bit-exact for FLAC).
+@Suite struct SplittingTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    /// The files in the rig's directory whose names start with `prefix`, sorted as hark numbers them.
+    func parts(_ rig: ALSATestRig, prefix: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
+            .filter { $0.hasPrefix(prefix) && !$0.contains(".decoded") }
+            .sorted { ($0.count, $0) < ($1.count, $1) }
+    }
+
+    @Test func maxFileTimeSplitsFLACIntoFilesThatAddUpBitExact() throws {
+        let signal = TestSignal(format: Self.format, frames: 26 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "25", "--max-file-time", "10", "-o", rig.path("part.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let names = try parts(rig, prefix: "part")
+        #expect(names == ["part.flac", "part-2.flac", "part-3.flac"])
+        #expect(result.standardError.contains("to \(rig.path("part.flac")), \(rig.path("part-2.flac")), \(rig.path("part-3.flac"));"),
+                "\(result.standardError)")
+        var joined: [Int32] = []
+        for (name, frames) in zip(names, [480_000, 480_000, 240_000]) {
+            #expect(try FLACTools.test(rig.path(name)).status == 0, "\(name)")
+            #expect(try FLACTools.totalSamples(rig.path(name)) == frames, "\(name)")
+            joined += try FLACTools.decode(rig.path(name), bitsPerSample: 16)
+        }
+        #expect(joined[...] == signal.prefix(frames: 25 * 48_000), "\(firstDifference(joined, signal.prefix(frames: 25 * 48_000)))")
+    }
+
+    @Test func opusPartsEachEndCleanlyAndAddUpToTheInputsLength() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 13 * 48_000).alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5", "-o", rig.path("talk.opus")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let names = try parts(rig, prefix: "talk")
+        #expect(names == ["talk.opus", "talk-2.opus", "talk-3.opus"])
+        var lengths: [Int] = []
+        for name in names {
+            #expect(try OpusTools.info(rig.path(name)).isClean, "\(name)")
+            let decoded = try OpusTools.decode(rig.path(name))
+            lengths.append(decoded.samples.count / decoded.channels)
+        }
+        #expect(lengths == [240_000, 240_000, 96_000])
+    }
+
+    @Test func strftimePatternsNameThePartsAndRepeatedNamesGetACounter() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 13 * 48_000).alsaBytes)
+        let before = Date()
+        // Unpaced, all three files start within a second or two: same name, so a counter.
+        let result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5",
+                                  "-o", rig.path("rec-%Y%m%d-%H%M.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let names = try parts(rig, prefix: "rec-")
+        #expect(names.count == 3, "\(names)")
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmm"
+        let stamps = Set([before, Date()].map { "rec-" + formatter.string(from: $0) })
+        let base = try #require(names.first?.replacingOccurrences(of: ".flac", with: ""))
+        #expect(stamps.contains(base), "\(names) vs \(stamps)")
+        #expect(names == [base + ".flac", base + "-2.flac", base + "-3.flac"])
+        #expect(!result.standardError.contains("%"), "the notices name the real files: \(result.standardError)")
+    }
+
+    @Test func sigusr1StartsANewFileAtOnceWithoutLosingAFrame() throws {
+        let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "6", "-o", rig.path("memo.flac")], rig: rig)
+        usleep(2_500_000)
+        recording.send(SIGUSR1)
+        usleep(1_500_000)
+        recording.send(SIGUSR1)
+        let result = recording.wait(timeout: 20)
+        #expect(result.status == 0, "\(result.standardError)")
+        let names = try parts(rig, prefix: "memo")
+        #expect(names == ["memo.flac", "memo-2.flac", "memo-3.flac"])
+        var joined: [Int32] = []
+        for name in names {
+            let part = try FLACTools.decode(rig.path(name), bitsPerSample: 16)
+            #expect(part.count >= 24_000 * 2, "\(name) holds at least half a second: \(part.count / 2) frames")
+            joined += part
+        }
+        #expect(joined[...] == signal.prefix(frames: 6 * 48_000), "\(firstDifference(joined, signal.prefix(frames: 6 * 48_000)))")
+    }
+
+    @Test(arguments: ["flac", "opus"])
+    func maxSizeStopsCleanlyJustUnderTheSize(codec: String) throws {
+        let signal = TestSignal(format: Self.format, frames: 61 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("capped.\(codec)")
+        let limit = codec == "flac" ? 1_048_576 : 262_144
+        let result = try runHark(["record", "-D", "filecap", "-d", "60", "--max-size", codec == "flac" ? "1M" : "256k",
+                                  "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; size limit reached"), "\(result.standardError)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int)
+        #expect(size <= limit && size > limit * 8 / 10, "\(size) bytes for a \(limit)-byte limit")
+        #expect(result.standardError.contains(" \(size) bytes to "), "the summary counts the whole file: \(result.standardError)")
+        if codec == "flac" {
+            let total = try expectFinishedPrefix(output, of: signal)
+            #expect(result.standardError.contains("\(total) frames"))
+        } else {
+            #expect(try OpusTools.info(output).isClean)
+        }
+    }
+
+    @Test func maxFileTimeCannotSplitStdout() throws {
+        let rig = try ALSATestRig(input: Data())
+        let result = try runHark(["record", "-D", "filecap", "--max-file-time", "10", "-o", "-"], rig: rig)
+        #expect(result.status == 64)
+        #expect(result.errorLines.count == 1 && result.standardError.contains("cannot split stdout"), "\(result.standardError)")
+    }
+}
