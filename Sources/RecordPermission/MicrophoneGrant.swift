@@ -28,3 +28,17 @@ public struct MicrophoneGrant: Sendable, Hashable {
         manifest.requireUsageDescription(for: .microphone)
     }
 }
+
+/// Proof that the user allowed this app to add recordings to their recordings library.
+///
+/// Only `PermissionGate.requestAccess(for: .addOnly)` creates one, and `RecordingsLibrary` needs
+/// one to name a new file there, so nothing is saved into the library without consent.
+public struct LibraryAddGrant: Sendable, Hashable {
+    public let manifest: AppManifest
+    public let consent: ConsentSource
+
+    init(manifest: AppManifest, consent: ConsentSource) {
+        self.manifest = manifest
+        self.consent = consent
+    }
+}

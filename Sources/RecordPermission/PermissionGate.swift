@@ -54,37 +54,57 @@ public struct PermissionGate: Sendable {
     /// Returns a grant when the user allows `mediaType`, prompting only when the status is
     /// `notDetermined`. Stops the program first if the manifest lacks the purpose string.
     public func requestAccess(for mediaType: MediaType, prompt: any ConsentPrompting = TerminalPrompt()) -> AccessResult {
-        let resource = mediaType.resource
+        switch decide(mediaType.resource, prompt: prompt) {
+        case .success(let consent): .granted(MicrophoneGrant(manifest: manifest, consent: consent))
+        case .failure(let refusal): .refused(refusal)
+        }
+    }
+
+    /// Returns a grant to add recordings to the user's recordings library, as PhotoKit's
+    /// `requestAuthorization(for: .addOnly)` does for the photo library: prompting only when the
+    /// status is `notDetermined`, stopping the program first if the manifest lacks the purpose
+    /// string (`NSRecordingsLibraryAddUsageDescription`). The grant adds files; it never reads,
+    /// lists or replaces what the library holds.
+    public func requestAccess(for level: LibraryAccessLevel, prompt: any ConsentPrompting = TerminalPrompt()) -> LibraryAccessResult {
+        switch decide(level.resource, prompt: prompt) {
+        case .success(let consent): .granted(LibraryAddGrant(manifest: manifest, consent: consent))
+        case .failure(let refusal): .refused(refusal)
+        }
+    }
+
+    /// The shared decision: policy, then the store, then the prompt.
+    private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<ConsentSource, AccessRefusal> {
         manifest.requireUsageDescription(for: resource)
         let detail = statusDetail(for: resource)
+        let subject = resource.rawValue.capitalizedFirst
         switch detail.status {
         case .authorized:
-            return .granted(MicrophoneGrant(manifest: manifest, consent: .stored))
+            return .success(.stored)
         case .restricted:
-            return .refused(AccessRefusal(kind: .restricted, message: "\(resource.rawValue.capitalizedFirst) access is \(detail.note ?? "restricted by the administrator")"))
+            return .failure(AccessRefusal(kind: .restricted, message: "\(subject) access is \(detail.note ?? "restricted by the administrator")"))
         case .denied:
             if let problem = detail.note {
-                return .refused(AccessRefusal(kind: .untrustedStore, message: problem))
+                return .failure(AccessRefusal(kind: .untrustedStore, message: problem))
             }
-            return .refused(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
+            return .failure(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
         case .notDetermined:
             break
         }
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
-            return .refused(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
+            return .failure(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
         }
         switch answer {
         case .allow:
             let stored = (try? store.write(.authorized, for: resource, setBy: "prompt")) != nil
-            return .granted(MicrophoneGrant(manifest: manifest, consent: stored ? .prompt : .once))
+            return .success(stored ? .prompt : .once)
         case .allowOnce:
-            return .granted(MicrophoneGrant(manifest: manifest, consent: .once))
+            return .success(.once)
         case .deny:
             try? store.write(.denied, for: resource, setBy: "prompt")
-            return .refused(AccessRefusal(kind: .denied, message: "\(resource.rawValue.capitalizedFirst) access was not allowed; change it with '\(grantCommand(resource))'"))
+            return .failure(AccessRefusal(kind: .denied, message: "\(subject) access was not allowed; change it with '\(grantCommand(resource))'"))
         case .dismissed(let reason):
-            return .refused(AccessRefusal(kind: .dismissed, message: "\(resource.rawValue.capitalizedFirst) access was not allowed (\(reason)); nothing was remembered"))
+            return .failure(AccessRefusal(kind: .dismissed, message: "\(subject) access was not allowed (\(reason)); nothing was remembered"))
         }
     }
 
@@ -127,9 +147,15 @@ public struct PermissionGate: Sendable {
     }
 }
 
-/// The outcome of `requestAccess`.
+/// The outcome of `requestAccess(for: .audio)`.
 public enum AccessResult: Sendable {
     case granted(MicrophoneGrant)
+    case refused(AccessRefusal)
+}
+
+/// The outcome of `requestAccess(for: .addOnly)`.
+public enum LibraryAccessResult: Sendable {
+    case granted(LibraryAddGrant)
     case refused(AccessRefusal)
 }
 

@@ -38,18 +38,18 @@ public struct PermissionLocations: Sendable, Hashable {
     public var accessLogFile: String { stateDirectory + "/access-log.jsonl" }
     public var policyFile: String { systemDirectory + "/policy.json" }
 
-    private static func absolute(_ path: String?) -> String? {
+    static func absolute(_ path: String?) -> String? {
         guard let path, path.hasPrefix("/") else { return nil }
         return path
     }
 
-    private static func environment(_ name: String) -> String? {
+    static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         let text = String(cString: value)
         return text.isEmpty ? nil : text
     }
 
-    private static func homeFromPasswordDatabase() -> String? {
+    static func homeFromPasswordDatabase() -> String? {
         guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return nil }
         return String(cString: directory)
     }

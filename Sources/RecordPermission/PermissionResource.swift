@@ -11,15 +11,27 @@ public enum MediaType: Sendable, Hashable {
     }
 }
 
+/// How much of the recordings library an app asks for, as PhotoKit's access levels. Only adding
+/// exists: an app that records has no business reading what else the user recorded.
+public enum LibraryAccessLevel: Sendable, Hashable {
+    case addOnly
+
+    public var resource: PermissionResource { .recordings }
+}
+
 /// A protected resource with its own decision in the store and its own purpose string.
 public enum PermissionResource: String, Sendable, Hashable, CaseIterable, Codable {
     case microphone
+    /// Adding recordings to the user's recordings library (add only: never reading or listing it).
+    case recordings
 
     /// The manifest key whose purpose string must be declared before access is requested
     /// (the Info.plist key Apple's systems use).
     public var usageDescriptionKey: String {
         switch self {
         case .microphone: "NSMicrophoneUsageDescription"
+        // Modelled on NSPhotoLibraryAddUsageDescription, the photo library's add-only key.
+        case .recordings: "NSRecordingsLibraryAddUsageDescription"
         }
     }
 
@@ -27,6 +39,7 @@ public enum PermissionResource: String, Sendable, Hashable, CaseIterable, Codabl
     public var displayName: String {
         switch self {
         case .microphone: "the microphone"
+        case .recordings: "your recordings library (to add recordings)"
         }
     }
 }

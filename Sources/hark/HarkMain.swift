@@ -45,7 +45,7 @@ struct Hark: ParsableCommand {
             denied, restricted, not yet decided with no terminal to ask on, or revoked while recording.
             """,
         version: HarkVersion.string,
-        subcommands: [RecordCommand.self, DevicesCommand.self, PermissionsCommand.self]
+        subcommands: [RecordCommand.self, ListCommand.self, DevicesCommand.self, PermissionsCommand.self]
     )
 }
 
@@ -57,6 +57,7 @@ enum HarkVersion {
 enum ExitStatus {
     static let usage: Int32 = 64
     static let unavailable: Int32 = 69
+    static let cannotCreate: Int32 = 73
     static let noPermission: Int32 = 77
 }
 

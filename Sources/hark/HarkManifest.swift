@@ -5,7 +5,10 @@ enum HarkManifest {
     static let manifest = AppManifest(
         appIdentifier: PermissionGate.settingsAppIdentifier,
         displayName: "hark",
-        microphoneUsageDescription: "hark records audio from the capture device you choose into the file or pipe you name, only while it shows that it is recording."
+        usageDescriptions: [
+            .microphone: "hark records audio from the capture device you choose into the file or pipe you name, only while it shows that it is recording.",
+            .recordings: "When you record without -o, hark saves the new recording in your recordings library. It only adds files there; it never reads, lists or replaces what is already in it.",
+        ]
     )
 
     static var gate: PermissionGate { PermissionGate(manifest: manifest) }

@@ -46,17 +46,18 @@ extension PermissionsCommand {
             var text = ""
             for resource in PermissionResource.allCases {
                 let detail = app.gate.statusDetail(for: resource)
-                text += "\(resource.rawValue): \(describe(detail))\n"
+                text += "\(resource.rawValue): \(describe(detail, resource))\n"
             }
             print(text, terminator: "")
         }
 
-        private func describe(_ detail: StatusDetail) -> String {
+        private func describe(_ detail: StatusDetail, _ resource: PermissionResource) -> String {
             if let note = detail.note, detail.status == .restricted { return "restricted — \(note)" }
             if let note = detail.note { return "denied — \(note)" }
             switch detail.status {
             case .notDetermined:
-                return "not determined (hark will ask on the terminal at the next recording)"
+                let when = resource == .recordings ? "next recording saved to the library" : "next recording"
+                return "not determined (\(app.app == PermissionGate.settingsAppIdentifier ? "hark" : app.app) will ask on the terminal at the \(when))"
             case .authorized, .denied, .restricted:
                 let how = detail.setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
                 let when = detail.updated.map { " on \($0)" } ?? ""
@@ -67,7 +68,7 @@ extension PermissionsCommand {
 
     struct Grant: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Allow the app to use a resource from now on.")
-        @Argument(help: "The resource: microphone.") var resource: PermissionResource
+        @Argument(help: "The resource: microphone, or recordings (adding to your recordings library).") var resource: PermissionResource
         @OptionGroup var app: AppOption
 
         func run() throws {
@@ -79,7 +80,7 @@ extension PermissionsCommand {
     struct Deny: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Refuse a resource; a recording running under it stops within a second.")
-        @Argument(help: "The resource: microphone.") var resource: PermissionResource
+        @Argument(help: "The resource: microphone, or recordings (adding to your recordings library).") var resource: PermissionResource
         @OptionGroup var app: AppOption
 
         func run() throws {
@@ -121,7 +122,7 @@ extension PermissionsCommand {
                 if json {
                     text += entry.jsonLine + "\n"
                 } else {
-                    let seconds = Double(entry.frames) / Double(sampleRate(entry.format) ?? 1)
+                    let seconds = Double(entry.frames) / Double(Self.sampleRate(entry.format) ?? 1)
                     text += "\(entry.start)  \(entry.app)  \(entry.device) → \(entry.output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
@@ -133,7 +134,8 @@ extension PermissionsCommand {
             print(text, terminator: "")
         }
 
-        private func sampleRate(_ format: String) -> Int? {
+        /// The sample rate in a log entry's format text ("S16_LE, 2 ch, 48000 Hz, flac").
+        static func sampleRate(_ format: String) -> Int? {
             format.split(separator: ",").lazy.compactMap { part -> Int? in
                 let words = part.split(separator: " ")
                 return words.count == 2 && words[1] == "Hz" ? Int(words[0]) : nil

@@ -27,8 +27,8 @@ struct RecordCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout.", valueName: "path"))
-    var output: String
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to.", valueName: "path"))
+    var output: String?
 
     @Option(help: ArgumentHelp("Codec: flac or opus. Default: from the output's extension (.flac, .opus, .ogg); flac for stdout.",
                                valueName: "codec"))
@@ -65,7 +65,7 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("ring size \(ringSeconds) s is outside 0.05–60")
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
-        guard !output.isEmpty else { throw ValidationError("the output path is empty; use -o - for stdout") }
+        guard output?.isEmpty != true else { throw ValidationError("the output path is empty; use -o - for stdout") }
         try limits.validate(outputIsStandardOutput: output == "-")
         guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
@@ -86,7 +86,7 @@ struct RecordCommand: ParsableCommand {
 
     private func resolvedFormat() throws -> OutputFormat {
         if let format { return format }
-        if output == "-" { return .flac }
+        guard let output, output != "-" else { return .flac }  // stdout and the library default to FLAC
         guard let format = OutputFormat(pathExtensionOf: output) else {
             throw ValidationError("cannot tell the codec from '\(output)'; name it .flac, .opus or .ogg, or add --format")
         }
@@ -110,8 +110,13 @@ struct RecordCommand: ParsableCommand {
         case .flac: .flac(flac.settings(tags: try tags.parsed()))
         case .opus: .opus(opus.settings(tags: try tags.parsed()))
         }
+        let destination: OutputDestination = switch output {
+        case "-": .standardOutput
+        case let path?: .file(path: path)
+        case nil: .file(path: try libraryPath(extension: outputFormat == .flac ? "flac" : "opus"))
+        }
         let configuration = RecordingConfiguration(
-            capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
+            capture: capture.request, output: destination,
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
             padsLostTime: capture.padOverruns, measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
             maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
@@ -154,6 +159,20 @@ struct RecordCommand: ParsableCommand {
         if !quiet { Console.notice(summary.description) }
         if let failure = summary.end.failureMessage {
             throw CommandFailure(message: failure, exitCode: summary.end.exitCode)
+        }
+    }
+
+    /// A new file in the recordings library, after asking (once) to be allowed to add to it.
+    private func libraryPath(extension fileExtension: String) throws -> String {
+        switch HarkManifest.gate.requestAccess(for: .addOnly) {
+        case .granted(let grant):
+            do throws(LibraryError) {
+                return try RecordingsLibrary.current().newRecordingPath(grant: grant, fileExtension: fileExtension)
+            } catch {
+                throw CommandFailure(message: error.message, exitCode: ExitStatus.cannotCreate)
+            }
+        case .refused(let refusal):
+            throw CommandFailure(message: refusal.message, exitCode: ExitStatus.noPermission)
         }
     }
 

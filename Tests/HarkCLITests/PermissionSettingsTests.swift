@@ -19,7 +19,11 @@ import Testing
 
     @Test func grantDenyResetAndStatusRoundTrip() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000), grantMicrophone: false)
-        #expect(try statusText(rig) == "microphone: not determined (hark will ask on the terminal at the next recording)\n")
+        #expect(try statusText(rig) == """
+            microphone: not determined (hark will ask on the terminal at the next recording)
+            recordings: not determined (hark will ask on the terminal at the next recording saved to the library)
+
+            """)
         #expect(try permissions(["grant", "microphone"], rig).status == 0)
         #expect(try statusText(rig).hasPrefix("microphone: authorized (with 'hark permissions' on 20"))
         #expect(try record(rig).status == 0)

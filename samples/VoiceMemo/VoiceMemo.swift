@@ -1,10 +1,13 @@
 // A second program embedding hark's record-permission gate with its own identity and purpose
 // string: it gets its own decision in the store, its own prompt, and its own access-log lines.
 //
-//     voice-memo [-D device] SECONDS OUTPUT.flac
+//     voice-memo [-D device] SECONDS [OUTPUT.flac]
 //
-// Allow it once at the prompt, or ahead of time with
+// Without OUTPUT it saves the memo in the user's recordings library, which needs a second,
+// add-only grant (its own purpose string, its own prompt). Allow each once at the prompt, or
+// ahead of time with
 //     hark permissions grant microphone --app org.example.voicememo
+//     hark permissions grant recordings --app org.example.voicememo
 
 import AudioFormat
 import Capture
@@ -20,7 +23,10 @@ enum VoiceMemo {
     static let manifest = AppManifest(
         appIdentifier: "org.example.voicememo",
         displayName: "Voice Memo",
-        microphoneUsageDescription: "Voice Memo records the short spoken note you ask for and saves it where you say."
+        usageDescriptions: [
+            .microphone: "Voice Memo records the short spoken note you ask for and saves it where you say.",
+            .recordings: "Voice Memo saves each memo as a new file in your recordings library; it never reads what is there.",
+        ]
     )
 
     static func main() {
@@ -30,12 +36,25 @@ enum VoiceMemo {
             device = arguments[1]
             arguments.removeFirst(2)
         }
-        guard arguments.count == 2, let seconds = Double(arguments[0]), seconds > 0, seconds.isFinite else {
-            fail("usage: voice-memo [-D device] SECONDS OUTPUT.flac", code: 64)
+        guard (1...2).contains(arguments.count), let seconds = Double(arguments[0]), seconds > 0, seconds.isFinite else {
+            fail("usage: voice-memo [-D device] SECONDS [OUTPUT.flac]", code: 64)
         }
 
         StopSignals.block()
         let gate = PermissionGate(manifest: manifest)
+        if arguments.count == 1 {
+            // The library: ask to add to it first, then name a new file there with the grant.
+            switch gate.requestAccess(for: .addOnly) {
+            case .granted(let grant):
+                do throws(LibraryError) {
+                    arguments.append(try RecordingsLibrary.current().newRecordingPath(grant: grant, fileExtension: "flac"))
+                } catch {
+                    fail(error.message, code: 73)
+                }
+            case .refused(let refusal):
+                fail(refusal.message, code: 77)
+            }
+        }
         let format = PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000)
         let configuration = RecordingConfiguration(
             capture: CaptureRequest(device: device, format: format), output: .file(path: arguments[1]),

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The user's recordings library: the `Recordings` folder of the XDG music directory
+/// (`XDG_MUSIC_DIR`, from the environment or `$XDG_CONFIG_HOME/user-dirs.dirs`), or `~/Recordings`
+/// when no music directory is set.
+///
+/// Saving there is a protected resource of its own (`.recordings`), granted add-only, as the photo
+/// library's add-only access: with a `LibraryAddGrant` an app may name a new file in the library,
+/// and nothing here reads, lists or replaces what the library already holds. What hark saved is
+/// known from the access log (`hark list`), not by looking into the folder.
+public struct RecordingsLibrary: Sendable, Hashable {
+    /// The library folder, absolute.
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The library of the current user, from the environment.
+    public static func current() -> RecordingsLibrary {
+        let home = PermissionLocations.environment("HOME") ?? PermissionLocations.homeFromPasswordDatabase() ?? "/"
+        let config = PermissionLocations.absolute(PermissionLocations.environment("XDG_CONFIG_HOME")) ?? home + "/.config"
+        let music = musicDirectory(environment: PermissionLocations.environment("XDG_MUSIC_DIR"),
+                                   userDirs: readSmallFile(config + "/user-dirs.dirs"), home: home)
+        return RecordingsLibrary(directory: (music ?? home) + "/Recordings")
+    }
+
+    /// The music directory as xdg-user-dirs defines it: the environment wins, then the
+    /// `XDG_MUSIC_DIR="$HOME/…"` line of user-dirs.dirs. A value that is the home directory itself
+    /// means "disabled" there, and a relative one is invalid; both give nil.
+    static func musicDirectory(environment: String?, userDirs: String?, home: String) -> String? {
+        func usable(_ path: String) -> String? {
+            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+            return trimmed.hasPrefix("/") && trimmed != home ? trimmed : nil
+        }
+        if let environment { return usable(environment) }
+        for line in (userDirs ?? "").split(separator: "\n") where line.hasPrefix("XDG_MUSIC_DIR=") {
+            var value = String(line.dropFirst("XDG_MUSIC_DIR=".count))
+            guard value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") else { return nil }
+            value = String(value.dropFirst().dropLast())
+            if value.hasPrefix("$HOME") { value = home + value.dropFirst("$HOME".count) }
+            return usable(value)
+        }
+        return nil
+    }
+
+    /// Names a new recording in the library, `rec-YYYYMMDD-HHMMSS.<ext>` in local time, with -2,
+    /// -3, … when that name is taken; creates the folder (mode 0700: recordings are private) when
+    /// it is missing. Needs the add-only grant.
+    public func newRecordingPath(grant: LibraryAddGrant, fileExtension: String,
+                                 at time: WallClockTime = .now()) throws(LibraryError) -> String {
+        grant.manifest.requireUsageDescription(for: .recordings)
+        try createDirectory(directory)
+        var seconds = time_t(time.secondsSinceEpoch.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        let stamp = fourDigits(Int(parts.tm_year) + 1900) + twoDigits(parts.tm_mon + 1) + twoDigits(parts.tm_mday)
+            + "-" + twoDigits(parts.tm_hour) + twoDigits(parts.tm_min) + twoDigits(parts.tm_sec)
+        var candidate = "\(directory)/rec-\(stamp).\(fileExtension)"
+        var counter = 2
+        var info = stat()
+        while lstat(candidate, &info) == 0 {
+            candidate = "\(directory)/rec-\(stamp)-\(counter).\(fileExtension)"
+            counter += 1
+        }
+        return candidate
+    }
+
+    /// Whether `path` names a file inside the library.
+    public func contains(_ path: String) -> Bool {
+        path.hasPrefix(directory + "/")
+    }
+
+    private func createDirectory(_ path: String) throws(LibraryError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw LibraryError(message: "the recordings library \(path) is not a directory") }
+            return
+        }
+        let parent = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        if !parent.isEmpty && stat(parent, &info) != 0 { try createDirectory(parent) }
+        guard mkdir(path, path == directory ? 0o700 : 0o755) == 0 || errno == EEXIST else {
+            throw LibraryError(message: "cannot create the recordings library \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func readSmallFile(_ path: String) -> String? {
+        guard let bytes = try? SecureFile.readShared(path, maxBytes: 64 * 1024) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The recordings library cannot take a new file; the message says why.
+public struct LibraryError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+private func twoDigits(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+
+private func fourDigits(_ value: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

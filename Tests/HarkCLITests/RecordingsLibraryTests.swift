@@ -1,0 +1,92 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Recording without -o saves into the recordings library, a second protected resource granted
+/// add-only: asked for once, shown by `hark permissions`, needed by other apps too, and what was
+/// saved is listed by `hark list` from the access log.
+@Suite struct RecordingsLibraryTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    func libraryFiles(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    @Test func theFirstRecordingAsksOnceAndSavesATimestampedFileInTheMusicFolder() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        // xdg-user-dirs: the music folder is ~/Sounds here, so the library is ~/Sounds/Recordings.
+        try FileManager.default.createDirectory(atPath: rig.path("config"), withIntermediateDirectories: true)
+        try "XDG_MUSIC_DIR=\"$HOME/Sounds\"\n".write(toFile: rig.path("config/user-dirs.dirs"), atomically: true, encoding: .utf8)
+        let library = rig.path("Sounds/Recordings")
+
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1"]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        #expect(session.screen.contains("“hark” would like to access your recordings library (to add recordings)."), "\(session.screen)")
+        #expect(session.screen.contains("It only adds files there; it never reads"), "the purpose string is quoted")
+        session.type("a\n")
+        #expect(session.finish().status == 0)
+        let saved = libraryFiles(library)
+        #expect(saved.count == 1 && saved[0].hasPrefix("rec-") && saved[0].hasSuffix(".flac"), "\(saved)")
+        let stamp = try #require(saved.first?.dropFirst(4).prefix(15))
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let when = try #require(formatter.date(from: String(stamp)), "\(saved)")
+        #expect(abs(when.timeIntervalSinceNow) < 120)
+        #expect(try FLACTools.decode("\(library)/\(saved[0])", bitsPerSample: 16) [...] == signal.prefix(frames: 48_000))
+        var info = stat()
+        #expect(stat(library, &info) == 0 && info.st_mode & 0o777 == 0o700, "the library folder is private")
+
+        // Asked once: the next recording saves without a prompt, under a new name.
+        let second = try runHark(["record", "-D", "filecap", "-d", "1", "--format", "opus"], rig: rig)
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(libraryFiles(library).count == 2 && libraryFiles(library).contains { $0.hasSuffix(".opus") })
+
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.contains("recordings: authorized (at the prompt"), "\(status)")
+        let list = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(list.split(separator: "\n").count == 2 && list.contains(saved[0]) && list.contains("  1 s  "), "\(list)")
+
+        try FileManager.default.removeItem(atPath: "\(library)/\(saved[0])")
+        let afterDelete = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(afterDelete.contains("\(saved[0])  (missing)"), "\(afterDelete)")
+    }
+
+    @Test func withoutAMusicFolderTheLibraryIsHomeRecordings() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        let result = try runHark(["record", "-D", "filecap", "-d", "0.5"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(libraryFiles(rig.path("Recordings")).count == 1)
+    }
+
+    @Test func aDeniedLibraryStopsBeforeTheMicrophoneAndLeavesNothing() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "deny", "recordings"], rig: rig).status == 0)
+        let result = try runHark(["record", "-D", "filecap", "-d", "1"], rig: rig)
+        #expect(result.status == 77)
+        #expect(result.errorLines.count == 1 && result.standardError.contains("hark permissions grant recordings"), "\(result.standardError)")
+        #expect(libraryFiles(rig.path("Recordings")).isEmpty)
+        // Naming a file needs no library access at all.
+        #expect(try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("named.flac")], rig: rig).status == 0)
+    }
+
+    @Test func anotherAppNeedsItsOwnGrantToAddToTheLibrary() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000),
+                                                    frames: 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)  // hark's, not Voice Memo's
+        #expect(try runHark(["permissions", "grant", "microphone", "--app", "org.example.voicememo"], rig: rig).status == 0)
+        let voiceMemo = harkBinary.deletingLastPathComponent().appendingPathComponent("voice-memo")
+        let refused = try RunningProcess(URL(fileURLWithPath: findOnPath("setsid") ?? "/usr/bin/setsid"),
+                                         ["-w", voiceMemo.path, "-D", "filecap", "0.5"],
+                                         environment: rig.environment, scratch: rig.directory).wait()
+        #expect(refused.status == 77)
+        #expect(refused.standardError.contains("hark permissions grant recordings --app org.example.voicememo"), "\(refused.standardError)")
+        #expect(libraryFiles(rig.path("Recordings")).isEmpty)
+
+        #expect(try runHark(["permissions", "grant", "recordings", "--app", "org.example.voicememo"], rig: rig).status == 0)
+        let saved = try RunningProcess(voiceMemo, ["-D", "filecap", "0.5"], environment: rig.environment, scratch: rig.directory).wait()
+        #expect(saved.status == 0, "\(saved.standardError)")
+        #expect(libraryFiles(rig.path("Recordings")).count == 1)
+    }
+}
