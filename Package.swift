@@ -6,6 +6,7 @@ let package = Package(
     name: "hark",
     products: [
         .executable(name: "hark", targets: ["hark"]),
+        .executable(name: "hark-signal", targets: ["hark-signal"]),
         .library(name: "AudioFormat", targets: ["AudioFormat"]),
         .library(name: "RingBuffer", targets: ["RingBuffer"]),
         .library(name: "Realtime", targets: ["Realtime"]),
@@ -52,6 +53,9 @@ let package = Package(
             dependencies: ["Recorder", "RecordPermission", "Capture", "Encoding", "AudioFormat"],
             path: "samples/VoiceMemo"
         ),
+
+        // The deterministic music-like signal the tests and benchmarks use, as raw PCM on stdout.
+        .executableTarget(name: "hark-signal", dependencies: ["SignalGenerator", "AudioFormat"], path: "samples/MusicSignal"),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),

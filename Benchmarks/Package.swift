@@ -6,7 +6,6 @@ import PackageDescription
 let package = Package(
     name: "hark-benchmarks",
     products: [
-        .executable(name: "hark-signal", targets: ["hark-signal"]),
         .executable(name: "latency-probe", targets: ["latency-probe"]),
     ],
     dependencies: [
@@ -14,12 +13,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // Tools for Benchmarks/compare.
-        .executableTarget(
-            name: "hark-signal",
-            dependencies: [.product(name: "SignalGenerator", package: "hark"), .product(name: "AudioFormat", package: "hark")],
-            path: "Tools/hark-signal"
-        ),
+        // Tools for Benchmarks/compare (the signal generator is the main package's hark-signal sample).
         .executableTarget(
             name: "latency-probe", dependencies: [.product(name: "Realtime", package: "hark")], path: "Tools/latency-probe"
         ),

@@ -1,4 +1,5 @@
-// Writes the music-like test signal as raw interleaved S16_LE to stdout, for Benchmarks/compare.
+// Writes the music-like test signal as raw interleaved S16_LE to stdout: the same deterministic
+// signal the tests (SignalGenerator) and Benchmarks/compare use.
 //
 //     hark-signal SECONDS [RATE] [CHANNELS] > input.raw
 //

@@ -1,0 +1,56 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// The runnable examples in samples/, run as a user would (the built hark, the rig's devices,
+/// a few seconds instead of an hour).
+@Suite struct SamplesTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+    static let samples = harkBinary.deletingLastPathComponent()  // .build/<config>
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("samples")
+
+    func run(_ script: String, _ arguments: [String], rig: ALSATestRig, extra: [String: String] = [:]) throws -> ToolResult {
+        var environment = rig.environment
+        environment["HARK"] = harkBinary.path
+        environment["HARK_DEVICE"] = "filecap"
+        environment.merge(extra) { $1 }
+        return try RunningProcess(Self.samples.appendingPathComponent(script), arguments, environment: environment,
+                                  scratch: rig.directory).wait(timeout: 60)
+    }
+
+    @Test func meetingSplitsIntoPartsThatAddUpBitExact() throws {
+        let signal = TestSignal(format: Self.format, frames: 6 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let result = try run("meeting.sh", ["1", rig.path("meeting")], rig: rig,
+                             extra: ["MEETING_PART_SECONDS": "2", "MEETING_SECONDS": "5"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let parts = try FileManager.default.contentsOfDirectory(atPath: rig.path("meeting"))
+            .sorted { ($0.count, $0) < ($1.count, $1) }
+        #expect(parts.count == 3 && parts.allSatisfy { $0.hasPrefix("meeting-") && $0.hasSuffix(".flac") }, "\(parts)")
+        var joined: [Int32] = []
+        for part in parts { joined += try FLACTools.decode(rig.path("meeting/\(part)"), bitsPerSample: 16) }
+        #expect(joined[...] == signal.prefix(frames: 5 * 48_000))
+        #expect(try FLACTools.metaflac(["--show-tag=TITLE", rig.path("meeting/\(parts[0])")]) == "TITLE=Meeting")
+    }
+
+    @Test func pipeOpusDecodesOnTheOtherEndOfThePipe() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 3 * 48_000).alsaBytes)
+        let result = try run("pipe-opus.sh", ["2", rig.path("piped.wav")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let wav = try Data(contentsOf: URL(fileURLWithPath: rig.path("piped.wav")))
+        let decoded = try WAVFile.read16Bit(wav)
+        #expect(decoded.channels == 2 && decoded.samples.count / 2 == 2 * 48_000, "\(decoded.samples.count / 2) frames")
+    }
+
+    @Test func theSignalGeneratorIsDeterministicAndMatchesTheTests() throws {
+        let tool = harkBinary.deletingLastPathComponent().appendingPathComponent("hark-signal")
+        let rig = try ALSATestRig(input: Data())
+        let first = try RunningProcess(tool, ["2"], environment: rig.environment, scratch: rig.directory).wait()
+        let second = try RunningProcess(tool, ["2"], environment: rig.environment, scratch: rig.directory).wait()
+        #expect(first.status == 0 && first.standardOutput.count == 2 * 48_000 * 4)
+        #expect(first.standardOutput == second.standardOutput, "the same bytes on every run")
+        #expect(first.standardOutput.prefix(48_000 * 4) == TestSignal(format: Self.format, frames: 48_000).alsaBytes,
+                "its first second is the tests' signal, sample for sample")
+    }
+}
