@@ -56,20 +56,7 @@ public struct PermissionGate: Sendable {
     public func requestAccess(for mediaType: MediaType, prompt: any ConsentPrompting = TerminalPrompt()) -> AccessResult {
         let resource = mediaType.resource
         manifest.requireUsageDescription(for: resource)
-        let detail = statusDetail(for: resource)
-        switch detail.status {
-        case .authorized:
-            return .granted(MicrophoneGrant(manifest: manifest, consent: .stored))
-        case .restricted:
-            return .refused(AccessRefusal(kind: .restricted, message: "\(resource.rawValue.capitalizedFirst) access is \(detail.note ?? "restricted by the administrator")"))
-        case .denied:
-            if let problem = detail.note {
-                return .refused(AccessRefusal(kind: .untrustedStore, message: problem))
-            }
-            return .refused(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
-        case .notDetermined:
-            break
-        }
+        if let decided = decidedAccess(to: resource) { return decided }
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
             return .refused(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
@@ -85,6 +72,36 @@ public struct PermissionGate: Sendable {
             return .refused(AccessRefusal(kind: .denied, message: "\(resource.rawValue.capitalizedFirst) access was not allowed; change it with '\(grantCommand(resource))'"))
         case .dismissed(let reason):
             return .refused(AccessRefusal(kind: .dismissed, message: "\(resource.rawValue.capitalizedFirst) access was not allowed (\(reason)); nothing was remembered"))
+        }
+    }
+
+    /// Returns a grant only when the user has already allowed `mediaType` (the status is
+    /// `authorized`); never prompts. For commands that open a device without recording — listing
+    /// what it accepts — where asking would be out of place, so the gate still holds and the
+    /// refusal says how to allow access. Stops the program first if the manifest lacks the purpose string.
+    public func existingGrant(for mediaType: MediaType) -> AccessResult {
+        let resource = mediaType.resource
+        manifest.requireUsageDescription(for: resource)
+        if let decided = decidedAccess(to: resource) { return decided }
+        return .refused(AccessRefusal(kind: .notDetermined, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) yet; allow it with '\(grantCommand(resource))'"))
+    }
+
+    /// The outcome when the status is decided (authorized, restricted or denied); nil when it is
+    /// `notDetermined`.
+    private func decidedAccess(to resource: PermissionResource) -> AccessResult? {
+        let detail = statusDetail(for: resource)
+        switch detail.status {
+        case .authorized:
+            return .granted(MicrophoneGrant(manifest: manifest, consent: .stored))
+        case .restricted:
+            return .refused(AccessRefusal(kind: .restricted, message: "\(resource.rawValue.capitalizedFirst) access is \(detail.note ?? "restricted by the administrator")"))
+        case .denied:
+            if let problem = detail.note {
+                return .refused(AccessRefusal(kind: .untrustedStore, message: problem))
+            }
+            return .refused(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
+        case .notDetermined:
+            return nil
         }
     }
 
@@ -137,6 +154,8 @@ public enum AccessResult: Sendable {
 public struct AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case denied, restricted, notDeterminedWithoutTerminal, dismissed, untrustedStore
+        /// Not decided yet, and the caller does not ask (`existingGrant(for:)`).
+        case notDetermined
     }
     public let kind: Kind
     public let message: String

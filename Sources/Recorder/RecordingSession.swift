@@ -58,7 +58,8 @@ public final class RecordingSession {
             switch configuration.codec {
             case .flac(let settings):
                 encoder = try FLACEncoder(format: format, settings: settings, sink: sink,
-                                          encoderName: configuration.encoderName)
+                                          encoderName: configuration.encoderName,
+                                          expectedSeconds: configuration.durationSeconds)
             case .opus(let settings):
                 encoder = try OggOpusEncoder(format: format, settings: settings, sink: sink,
                                              encoderName: configuration.encoderName)
