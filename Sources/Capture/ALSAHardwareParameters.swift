@@ -79,6 +79,39 @@ struct ALSAHardwareParameters: ~Copyable {
                                  bufferFrames: Int(bufferFrames))
     }
 
+    /// What the device accepts for interleaved capture, with resampling allowed as `negotiate`
+    /// allows it. Only narrows the space to interleaved access; the `test` calls change nothing.
+    /// The corresponding C functions are `snd_pcm_hw_params_get_{rate,channels}_{min,max}` and
+    /// `snd_pcm_hw_params_test_{format,rate}`.
+    consuming func capabilities() throws(CaptureOpenError) -> DeviceCapabilities {
+        guard snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED) >= 0 else {
+            throw .unavailable(device: device, reason: "it offers only mmap or non-interleaved access, which hark does not use")
+        }
+        _ = snd_pcm_hw_params_set_rate_resample(pcm, params, 1)
+        var lowRate: UInt32 = 0, highRate: UInt32 = 0, direction: Int32 = 0
+        _ = snd_pcm_hw_params_get_rate_min(params, &lowRate, &direction)
+        _ = snd_pcm_hw_params_get_rate_max(params, &highRate, &direction)
+        var lowChannels: UInt32 = 0, highChannels: UInt32 = 0
+        _ = snd_pcm_hw_params_get_channels_min(params, &lowChannels)
+        _ = snd_pcm_hw_params_get_channels_max(params, &highChannels)
+        let commonRates = DeviceCapabilities.commonRates.filter {
+            snd_pcm_hw_params_test_rate(pcm, params, UInt32($0), 0) == 0
+        }
+        let harkFormats = SampleFormat.allCases.filter { snd_pcm_hw_params_test_format(pcm, params, $0.alsaFormat) == 0 }
+        let harkFormatValues = Set(harkFormats.map(\.alsaFormat.rawValue))
+        // Every PCM format ALSA defines (linear integer or float), skipping the gaps in its numbering
+        // and DSD, 1-bit audio that snd_pcm_format_linear counts as linear.
+        let otherFormats = (0...SND_PCM_FORMAT_LAST.rawValue).map { snd_pcm_format_t(rawValue: $0) }.filter { format in
+            !harkFormatValues.contains(format.rawValue)
+                && (snd_pcm_format_linear(format) == 1 || snd_pcm_format_float(format) == 1)
+                && snd_pcm_format_name(format) != nil
+                && snd_pcm_hw_params_test_format(pcm, params, format) == 0
+        }.map { String(cString: snd_pcm_format_name($0)) }.filter { !$0.hasPrefix("DSD") }
+        return DeviceCapabilities(
+            rates: Int(lowRate)...Int(max(lowRate, highRate)), commonRates: commonRates, sampleFormats: harkFormats,
+            otherFormats: otherFormats, channels: Int(lowChannels)...Int(max(lowChannels, highChannels)))
+    }
+
     /// Wakes the reader once a period is ready, starts on the first read, and timestamps status
     /// so an overrun's length can be measured. The corresponding C functions are `snd_pcm_sw_params_*`.
     private func installSoftwareParameters(periodFrames: snd_pcm_uframes_t, bufferFrames: snd_pcm_uframes_t)

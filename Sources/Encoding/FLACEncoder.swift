@@ -22,26 +22,36 @@ public struct FLACSettings: Sendable, Equatable {
 /// Encodes to FLAC with libFLAC's stream encoder, writing through an `OutputSink`.
 ///
 /// For a seekable sink, libFLAC's seek and tell callbacks are installed, so `finish()` rewrites
-/// STREAMINFO with the true total samples and the MD5 of the audio. For a pipe they are not, and
-/// the stream is valid but its STREAMINFO holds 0 (unknown) total samples.
+/// STREAMINFO with the true total samples and the MD5 of the audio, and the stream carries a
+/// SEEKTABLE reserved at init and filled in while encoding (`FLACSeekTable`: a point about every
+/// 10 s). For a pipe they are not: the stream is valid, with no seek table, and its STREAMINFO
+/// holds 0 (unknown) total samples.
 ///
 /// `encode` converts into a preallocated `Int32` buffer and allocates nothing.
 public final class FLACEncoder: AudioEncoder {
     private let encoder: UnsafeMutablePointer<FLAC__StreamEncoder>
-    private let sink: OutputSink
+    /// Read by libFLAC's callbacks below (this file), which receive the encoder as client data.
+    fileprivate let sink: OutputSink
     public var bytesWritten: Int { sink.bytesWritten }
+    /// The seek table being filled in, for a seekable sink; nil for a pipe.
+    fileprivate let seekTable: FLACSeekTable?
     private let sampleFormat: SampleFormat
     private let channels: Int
     private let bytesPerFrame: Int
     private let conversion: UnsafeMutablePointer<Int32>
     private let conversionFrames: Int
     /// The VORBIS_COMMENT block; libFLAC keeps only the pointer, so it lives as long as the encoder.
-    private var metadata: UnsafeMutablePointer<FLAC__StreamMetadata>?
+    private var commentBlock: UnsafeMutablePointer<FLAC__StreamMetadata>?
 
     /// Sets up libFLAC for `format` and writes the stream header.
+    ///
+    /// `expectedSeconds` (the recording's `-d`, if any) sizes a seekable output's seek table:
+    /// a point every 10 s for that long, or for an hour when it is not known (see `FLACSeekTable`).
+    /// `seekPointCapacity` overrides that size (tests).
     /// Not real-time safe. The corresponding C functions are `FLAC__stream_encoder_new`,
     /// `FLAC__stream_encoder_set_*` and `FLAC__stream_encoder_init_stream`.
     public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink, encoderName: String = "hark",
+                expectedSeconds: Double? = nil, seekPointCapacity: Int? = nil,
                 conversionFrames: Int = 4096) throws(EncoderError)
     {
         guard FLACSettings.compressionLevels.contains(settings.compressionLevel) else {
@@ -55,6 +65,10 @@ public final class FLACEncoder: AudioEncoder {
         self.bytesPerFrame = format.bytesPerFrame
         self.conversionFrames = conversionFrames
         conversion = .allocate(capacity: conversionFrames * format.channels)
+        // A seek table needs the stream's offsets, so only a sink libFLAC can seek back in gets one.
+        seekTable = sink.isSeekable
+            ? FLACSeekTable(sampleRate: format.sampleRate, expectedSeconds: expectedSeconds, capacity: seekPointCapacity)
+            : nil
 
         let bitsPerSample = format.sampleFormat.encodedBitsPerSample
         _ = FLAC__stream_encoder_set_channels(encoder, UInt32(format.channels))
@@ -70,13 +84,16 @@ public final class FLACEncoder: AudioEncoder {
         // would keep the promise after a stop signal or dropped frames cut it short, and decoders
         // reject a stream shorter than its STREAMINFO. 0 means "unknown" and is always true.
 
-        metadata = Self.vorbisComment(encoderName: encoderName, tags: settings.tags)
-        if metadata != nil {
-            var blocks: [UnsafeMutablePointer<FLAC__StreamMetadata>?] = [metadata]
-            _ = FLAC__stream_encoder_set_metadata(encoder, &blocks, 1)
+        commentBlock = Self.vorbisComment(encoderName: encoderName, tags: settings.tags)
+        // libFLAC copies this array of pointers, not the blocks: both live as long as the encoder.
+        var blocks = [commentBlock, seekTable?.block].filter { $0 != nil }
+        if !blocks.isEmpty {
+            _ = FLAC__stream_encoder_set_metadata(encoder, &blocks, UInt32(blocks.count))
         }
 
-        let context = Unmanaged.passUnretained(sink).toOpaque()
+        // The callbacks get the encoder unretained: libFLAC calls them only from this object's own
+        // calls into it (init, encode, finish), while it is alive.
+        let context = Unmanaged.passUnretained(self).toOpaque()
         let status = FLAC__stream_encoder_init_stream(
             encoder, flacWriteCallback,
             sink.isSeekable ? flacSeekCallback : nil,
@@ -92,7 +109,7 @@ public final class FLACEncoder: AudioEncoder {
     deinit {
         conversion.deallocate()
         FLAC__stream_encoder_delete(encoder)
-        if let metadata { FLAC__metadata_object_delete(metadata) }
+        if let commentBlock { FLAC__metadata_object_delete(commentBlock) }
     }
 
     /// A VORBIS_COMMENT block with ENCODER and the user's tags. The corresponding C functions are
@@ -131,8 +148,9 @@ public final class FLACEncoder: AudioEncoder {
     }
 
     /// Cuts the file back to its last complete FLAC frame and rewrites STREAMINFO in place with the
-    /// frames that are really there and an unset MD5 (libFLAC can no longer finish it): the file then
-    /// decodes and tests clean up to the failure.
+    /// frames that are really there and an unset MD5 (libFLAC can no longer finish it), and the seek
+    /// table with the points recorded so far: the file then decodes, tests and seeks clean up to the
+    /// failure.
     public func salvageAfterWriteFailure() {
         // STREAMINFO's body starts at byte 8 ("fLaC" and a 4-byte block header); it is whole once
         // 42 bytes are out. Total samples: 36 bits from the low nibble of byte 21 to byte 25;
@@ -144,6 +162,12 @@ public final class FLACEncoder: AudioEncoder {
         patch += [UInt8(total >> 24 & 0xFF), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF)]
         patch += [UInt8](repeating: 0, count: 16)
         _ = sink.overwrite(patch, at: 21)
+        // On disk the table still holds init's placeholders: libFLAC rewrites it only in a finish()
+        // that succeeds. Every recorded point names a frame whose write completed, and the file now
+        // ends after the last such write, so none points past the end.
+        if let seekTable, let offset = seekTable.pointsOffset {
+            _ = sink.overwrite(seekTable.encodedPoints(), at: offset)
+        }
     }
 
     private func currentError() -> EncoderError {
@@ -154,22 +178,26 @@ public final class FLACEncoder: AudioEncoder {
     }
 }
 
-// libFLAC's callbacks: C function pointers, so they capture nothing; the sink arrives as client data.
+// libFLAC's callbacks: C function pointers, so they capture nothing; the `FLACEncoder` arrives as
+// client data.
 
 private func flacWriteCallback(
     _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ buffer: UnsafePointer<FLAC__byte>?, _ bytes: Int,
     _ samples: UInt32, _ currentFrame: UInt32, _ context: UnsafeMutableRawPointer?
 ) -> FLAC__StreamEncoderWriteStatus {
-    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    let owner = Unmanaged<FLACEncoder>.fromOpaque(context!).takeUnretainedValue()
+    let data = UnsafeRawBufferPointer(start: buffer, count: bytes)
+    let offset = owner.sink.currentOffset
     // `samples` is the frame count of an audio frame, and 0 for metadata.
-    let written = sink.write(UnsafeRawBufferPointer(start: buffer, count: bytes), frames: Int(samples))
-    return written ? FLAC__STREAM_ENCODER_WRITE_STATUS_OK : FLAC__STREAM_ENCODER_WRITE_STATUS_FATAL_ERROR
+    guard owner.sink.write(data, frames: Int(samples)) else { return FLAC__STREAM_ENCODER_WRITE_STATUS_FATAL_ERROR }
+    owner.seekTable?.noteWrite(at: offset, frames: Int(samples), firstByte: data.first ?? 0)
+    return FLAC__STREAM_ENCODER_WRITE_STATUS_OK
 }
 
 private func flacSeekCallback(
     _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ offset: FLAC__uint64, _ context: UnsafeMutableRawPointer?
 ) -> FLAC__StreamEncoderSeekStatus {
-    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    let sink = Unmanaged<FLACEncoder>.fromOpaque(context!).takeUnretainedValue().sink
     return sink.seek(to: Int(offset)) ? FLAC__STREAM_ENCODER_SEEK_STATUS_OK : FLAC__STREAM_ENCODER_SEEK_STATUS_ERROR
 }
 
@@ -177,7 +205,7 @@ private func flacTellCallback(
     _ encoder: UnsafePointer<FLAC__StreamEncoder>?, _ offset: UnsafeMutablePointer<FLAC__uint64>?,
     _ context: UnsafeMutableRawPointer?
 ) -> FLAC__StreamEncoderTellStatus {
-    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
+    let sink = Unmanaged<FLACEncoder>.fromOpaque(context!).takeUnretainedValue().sink
     offset?.pointee = FLAC__uint64(sink.currentOffset)
     return FLAC__STREAM_ENCODER_TELL_STATUS_OK
 }

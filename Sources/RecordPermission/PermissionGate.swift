@@ -72,9 +72,23 @@ public struct PermissionGate: Sendable {
         }
     }
 
-    /// The shared decision: policy, then the store, then the prompt.
-    private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<ConsentSource, AccessRefusal> {
+    /// Returns a grant only when the user has already allowed `mediaType` (the status is
+    /// `authorized`); never prompts. For commands that open a device without recording — listing
+    /// what it accepts — where asking would be out of place, so the gate still holds and the
+    /// refusal says how to allow access. Stops the program first if the manifest lacks the purpose string.
+    public func existingGrant(for mediaType: MediaType) -> AccessResult {
+        let resource = mediaType.resource
         manifest.requireUsageDescription(for: resource)
+        switch decidedAccess(to: resource) {
+        case .success(let consent)?: return .granted(MicrophoneGrant(manifest: manifest, consent: consent))
+        case .failure(let refusal)?: return .refused(refusal)
+        case nil: return .refused(AccessRefusal(kind: .notDetermined, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) yet; allow it with '\(grantCommand(resource))'"))
+        }
+    }
+
+    /// The outcome when the status is decided (authorized, restricted or denied); nil when it is
+    /// `notDetermined`.
+    private func decidedAccess(to resource: PermissionResource) -> Result<ConsentSource, AccessRefusal>? {
         let detail = statusDetail(for: resource)
         let subject = resource.rawValue.capitalizedFirst
         switch detail.status {
@@ -88,8 +102,15 @@ public struct PermissionGate: Sendable {
             }
             return .failure(AccessRefusal(kind: .denied, message: "\(manifest.displayName) is not allowed to use \(resource.displayName)\(detail.sinceText); allow it with '\(grantCommand(resource))'"))
         case .notDetermined:
-            break
+            return nil
         }
+    }
+
+    /// The shared decision: policy, then the store, then the prompt.
+    private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<ConsentSource, AccessRefusal> {
+        manifest.requireUsageDescription(for: resource)
+        if let decided = decidedAccess(to: resource) { return decided }
+        let subject = resource.rawValue.capitalizedFirst
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
             return .failure(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
@@ -163,6 +184,8 @@ public enum LibraryAccessResult: Sendable {
 public struct AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case denied, restricted, notDeterminedWithoutTerminal, dismissed, untrustedStore
+        /// Not decided yet, and the caller does not ask (`existingGrant(for:)`).
+        case notDetermined
     }
     public let kind: Kind
     public let message: String

@@ -64,8 +64,10 @@ public final class RecordingSession {
         }
         let format = device.negotiated.format
         sink = OutputSink(fileDescriptor: output.fileDescriptor)
+        // Each file of a split recording holds at most --max-file-time seconds (sizes its seek table).
+        let expectedSeconds = [configuration.durationSeconds, configuration.maxFileSeconds].compactMap { $0 }.min()
         let makeEncoder: SplittingEncoder.MakeEncoder = { [codec = configuration.codec, name = configuration.encoderName] sink throws(EncoderError) in
-            try Self.makeEncoder(codec: codec, format: format, sink: sink, encoderName: name)
+            try Self.makeEncoder(codec: codec, format: format, sink: sink, encoderName: name, expectedSeconds: expectedSeconds)
         }
         var encoder: any AudioEncoder
         do throws(EncoderError) {
@@ -93,11 +95,12 @@ public final class RecordingSession {
     }
 
     private static func makeEncoder(
-        codec: CodecSettings, format: PCMFormat, sink: OutputSink, encoderName: String
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, encoderName: String, expectedSeconds: Double?
     ) throws(EncoderError) -> any AudioEncoder {
         switch codec {
         case .flac(let settings):
-            try FLACEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName)
+            try FLACEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName,
+                            expectedSeconds: expectedSeconds)
         case .opus(let settings):
             try OggOpusEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName)
         }

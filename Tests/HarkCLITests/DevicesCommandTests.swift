@@ -14,4 +14,73 @@ import Testing
         // Descriptions are indented under their device, as arecord -L prints them.
         #expect(lines.contains { $0.hasPrefix("    ") })
     }
+
+    /// Two devices that cannot be opened: a sound card that does not exist, and a file plugin
+    /// whose input file is missing.
+    static let brokenDevices = """
+        pcm.broken { type hw; card 9 }
+        pcm.noinput { type file; slave.pcm "null"; file "/dev/null"; infile "/nonexistent/hark-input.raw"; format "raw" }
+        """
+
+    @Test func verboseShowsWhatEachDeviceAcceptsAndWhyOthersCannotBeOpened() throws {
+        let rig = try ALSATestRig(input: Data(count: 4), extraConfiguration: Self.brokenDevices)
+        try rig.startPulseAudio()
+        let result = try runHark(["devices", "-v"], rig: rig)
+        #expect(result.status == 0, "a device that cannot be opened is listed, not an error: \(result.standardError)")
+        #expect(result.standardError.isEmpty, "no library chatter (JACK's) and no error: \(result.standardError)")
+        let devices = deviceBlocks(result.standardOutput)
+        let plain = deviceBlocks(try runHark(["devices"], rig: rig).standardOutput)
+        #expect(devices.map(\.name) == plain.map(\.name), "the same devices in the same order")
+
+        let everyCommonRate = "of the common rates: 8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000"
+        let filecap = try #require(devices.first { $0.name == "filecap" }?.lines)
+        #expect(filecap.contains { $0.hasPrefix("rates: ") && $0.hasSuffix(everyCommonRate) }, "\(filecap)")
+        #expect(filecap.contains("formats: S16_LE, S24_LE, S32_LE, FLOAT_LE"), "\(filecap)")
+        #expect(filecap.contains { $0.hasPrefix("channels: 1–") }, "\(filecap)")
+
+        // PulseAudio: 1–384000 Hz, up to 32 channels (PA_CHANNELS_MAX), converting any format.
+        let pulse = try #require(devices.first { $0.name == "pulse" }?.lines)
+        #expect(pulse.contains { $0.hasPrefix("rates: 1–384000 Hz") && $0.hasSuffix(everyCommonRate) }, "\(pulse)")
+        #expect(pulse.contains("formats: S16_LE, S24_LE, S32_LE, FLOAT_LE"), "\(pulse)")
+        #expect(pulse.contains("channels: 1–32"), "\(pulse)")
+
+        for name in ["broken", "noinput"] {
+            let lines = try #require(devices.first { $0.name == name }?.lines, "\(name) is listed")
+            #expect(lines.last == "cannot open: no such device", "\(name): \(lines)")
+        }
+    }
+
+    @Test func verboseWithoutConsentListsNamesOnlyAndExits77WithoutAsking() throws {
+        let rig = try ALSATestRig(input: Data(count: 4), grantMicrophone: false, extraConfiguration: Self.brokenDevices)
+        let undecided = try runHark(["devices", "-v"], rig: rig)
+        #expect(undecided.status == 77, "\(undecided.standardError)")
+        #expect(undecided.errorLines == ["hark: -v opens each device, which needs microphone access: hark has not been allowed to use the microphone yet; allow it with 'hark permissions grant microphone'"])
+        let devices = deviceBlocks(undecided.standardOutput)
+        #expect(devices.contains { $0.name == "filecap" }, "the names are still listed")
+        #expect(!devices.contains { $0.lines.contains { $0.hasPrefix("rates:") || $0.hasPrefix("cannot open:") } },
+                "no device was opened: \(devices)")
+        #expect(!FileManager.default.fileExists(atPath: rig.storeFile), "nothing asked, nothing remembered")
+
+        // Plain `devices` opens nothing, so it needs no consent.
+        #expect(try runHark(["devices"], rig: rig).status == 0)
+
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        let denied = try runHark(["devices", "-v"], rig: rig)
+        #expect(denied.status == 77)
+        #expect(denied.errorLines.count == 1 && denied.standardError.contains("hark is not allowed to use the microphone"),
+                "\(denied.standardError)")
+    }
+
+    /// `hark devices` output split into devices: a name, then its indented lines.
+    private func deviceBlocks(_ output: Data) -> [(name: String, lines: [String])] {
+        var blocks: [(name: String, lines: [String])] = []
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init) {
+            if line.hasPrefix("    ") {
+                blocks[blocks.count - 1].lines.append(String(line.dropFirst(4)))
+            } else {
+                blocks.append((line, []))
+            }
+        }
+        return blocks
+    }
 }

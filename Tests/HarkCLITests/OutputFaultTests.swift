@@ -103,6 +103,10 @@ import Testing
             let decoded = try FLACTools.decode(output, bitsPerSample: 16)
             #expect(total > 0 && decoded.count == total * 2, "STREAMINFO \(total) vs decoded \(decoded.count / 2)")
             #expect(decoded[...] == signal.prefix(frames: total))
+            // The seek table was reserved at the start; only points inside what is left are filled in.
+            let table = try #require(try SeekTableListing.read(output))
+            #expect(!table.points.isEmpty)
+            try expectSeekPointsNameTheirFrames(output, table)
         } else {
             let decoded = try OpusTools.decode(output)
             #expect(decoded.samples.count > 0)

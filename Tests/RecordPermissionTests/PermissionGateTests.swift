@@ -68,6 +68,32 @@ import Testing
         #expect(throws: PermissionChangeError.self) { try gate.setDecision(.authorized, for: .microphone) }
     }
 
+    @Test func anExistingGrantIsGivenOnlyWhenAlreadyAuthorizedAndNeverAsks() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        guard case .refused(let undecided) = gate.existingGrant(for: .audio) else {
+            Issue.record("not determined must refuse without asking")
+            return
+        }
+        #expect(undecided.kind == .notDetermined)
+        #expect(undecided.message.contains("hark permissions grant microphone --app org.example.tests"))
+        #expect(gate.authorizationStatus(for: .audio) == .notDetermined, "nothing is remembered")
+
+        try gate.setDecision(.denied, for: .microphone)
+        guard case .refused(let denied) = gate.existingGrant(for: .audio) else {
+            Issue.record("denied must refuse")
+            return
+        }
+        #expect(denied.kind == .denied)
+
+        try gate.setDecision(.authorized, for: .microphone)
+        guard case .granted(let grant) = gate.existingGrant(for: .audio) else {
+            Issue.record("authorized must grant")
+            return
+        }
+        #expect(grant.consent == .stored)
+    }
+
     @Test func decisionsAreKeptPerApp() throws {
         let temporary = TemporaryLocations()
         let first = PermissionGate(manifest: testManifest, locations: temporary.locations)

@@ -17,7 +17,8 @@ final class ALSATestRig {
 
     /// With `grantMicrophone`, the rig's user has already allowed hark the microphone (with
     /// `hark permissions grant microphone`), so recordings run without a prompt.
-    init(input: Data, grantMicrophone: Bool = true) throws {
+    /// `extraConfiguration` is appended to the rig's ALSA configuration (more devices).
+    init(input: Data, grantMicrophone: Bool = true, extraConfiguration: String = "") throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("hark-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -26,6 +27,7 @@ final class ALSATestRig {
         let configuration = """
             pcm.filecap { type file; slave.pcm "null"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
             pcm.pacedcap { type file; slave.pcm "pulse"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
+            \(extraConfiguration)
             """
         try configuration.write(to: directory.appendingPathComponent("asoundrc"), atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
