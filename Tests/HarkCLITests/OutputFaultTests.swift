@@ -75,13 +75,14 @@ import Testing
     }
 
     @Test func aTinyRingBehindAStalledReaderCountsDropsAndKeepsTheFileValid() throws {
-        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let output = rig.path("dropped.flac")
-        // A pipe holds about 2 s of this FLAC; a 3 s stall overflows it and the 0.05 s ring behind it.
-        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5", "--ring-seconds", "0.05", "-o", "-"])
-            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { sleep 3; cat > \(shellQuoted(output)); }"],
+        // A pipe holds about 2 s of this FLAC, and the ring at least four periods (0.68 s at the
+        // default 125 ms): a 4.5 s stall overflows both.
+        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "7", "--ring-seconds", "0.05", "-o", "-"])
+            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { sleep 4.5; cat > \(shellQuoted(output)); }"],
                                  environment: rig.environment, timeout: 30)
         #expect(result.status == 0)
         let errors = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
@@ -89,7 +90,7 @@ import Testing
             .flatMap { Int(errors[$0].split(separator: " ")[0]) }, "\(errors)")
         #expect(dropped > 0, "\(errors)")
         let frames = try #require(summaryFrames(errors))
-        #expect(frames + dropped == 240_000, "every captured frame is either in the file or counted as dropped")
+        #expect(frames + dropped == 336_000, "every captured frame is either in the file or counted as dropped")
         #expect(try FLACTools.decode(output, bitsPerSample: 16).count == frames * 2)
         let log = String(decoding: try runHark(["permissions", "log", "--json"], rig: rig).standardOutput, as: UTF8.self)
         #expect(log.contains("\"framesDropped\":\(dropped)"), "\(log)")

@@ -84,10 +84,12 @@ import Testing
         #expect(try leftoverFiles(in: rig).isEmpty)
     }
 
-    @Test func missingOutputIsAUsageError() throws {
+    @Test func withoutOutputTheLibraryMustBeAllowedFirst() throws {
+        // No -o means the recordings library; undecided and without a terminal, that is exit 77.
         let rig = try ALSATestRig(input: Data())
         let result = try runHark(["record", "-D", "filecap", "-d", "1"], rig: rig)
-        expectOneLineFailure(result, exitCode: 64, mentioning: "--output")
+        expectOneLineFailure(result, exitCode: 77, mentioning: "allow it with 'hark permissions grant recordings'")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("Recordings")))
     }
 
     @Test func unknownDeviceExits69AndSuggestsDevices() throws {
