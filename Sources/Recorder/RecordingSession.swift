@@ -31,6 +31,9 @@ public final class RecordingSession {
     private var encoderThread: PosixThread?
     /// The consent this recording runs under.
     public let grant: MicrophoneGrant
+    /// When the recording started (the device open, the encoder about to write its header): the
+    /// DATE tag's moment.
+    public let startTime: WallClockTime
 
     /// Creates the output, asks for consent (`authorize`), opens and configures the device and sets
     /// up the encoder, in that order: an output that cannot be created fails before anyone is asked,
@@ -52,16 +55,21 @@ public final class RecordingSession {
             throw .captureDevice(error)
         }
         let format = device.negotiated.format
+        // The recording's start for DATE and the access log: the encoder writes its header (tags
+        // included) before the first sample, so this is the last moment before capture begins.
+        startTime = .now()
+        let tags = AutomaticTags(
+            encoderName: configuration.encoderName,
+            recordingDetails: configuration.addsDateAndCaptureTags ? (startTime, device.negotiated) : nil
+        ).appended(to: configuration.codec.tags)
         sink = OutputSink(fileDescriptor: output.fileDescriptor)
         let encoder: any AudioEncoder
         do throws(EncoderError) {
-            switch configuration.codec {
+            switch configuration.codec.replacingTags(with: tags) {
             case .flac(let settings):
-                encoder = try FLACEncoder(format: format, settings: settings, sink: sink,
-                                          encoderName: configuration.encoderName)
+                encoder = try FLACEncoder(format: format, settings: settings, sink: sink)
             case .opus(let settings):
-                encoder = try OggOpusEncoder(format: format, settings: settings, sink: sink,
-                                             encoderName: configuration.encoderName)
+                encoder = try OggOpusEncoder(format: format, settings: settings, sink: sink)
             }
         } catch {
             output.discard()

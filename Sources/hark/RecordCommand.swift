@@ -91,7 +91,7 @@ struct RecordCommand: ParsableCommand {
         return format
     }
 
-    /// "hark 0.1.0 (libFLAC 1.4.2)", for the ENCODER tag.
+    /// The ENCODER tag: "hark 0.1.0 (libFLAC 1.4.2)" or "hark 0.1.0 (libopus 1.3.1, libopusenc 0.2.1)".
     private func encoderName(_ codec: OutputFormat) -> String {
         let library = codec == .flac ? "libFLAC \(FLACEncoder.libraryVersion)" : OggOpusEncoder.libraryVersion
         return "hark \(HarkVersion.string) (\(library))"
@@ -111,7 +111,7 @@ struct RecordCommand: ParsableCommand {
         let configuration = RecordingConfiguration(
             capture: capture.request, output: output == "-" ? .standardOutput : .file(path: output),
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
-            padsLostTime: capture.padOverruns)
+            addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns)
 
         let gate = HarkManifest.gate
         let session: RecordingSession
@@ -124,7 +124,6 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
-        let started = WallClockTime.now()
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
@@ -147,7 +146,7 @@ struct RecordCommand: ParsableCommand {
             return watch.isRevoked() ? .permissionRevoked : nil
         }
         statusLine.clear()
-        logAccess(summary, grant: session.grant, started: started)
+        logAccess(summary, grant: session.grant, started: session.startTime)
         if !quiet { Console.notice(summary.description) }
         if let failure = summary.end.failureMessage {
             throw CommandFailure(message: failure, exitCode: summary.end.exitCode)

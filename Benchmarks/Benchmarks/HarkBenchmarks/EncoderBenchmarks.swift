@@ -27,12 +27,12 @@ func registerEncoderBenchmarks() {
     var encoders: [(String, (OutputSink) throws -> any AudioEncoder)] = []
     for level in [0, 5, 8] {
         encoders.append(("FLAC_level\(level)", {
-            try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: level), sink: $0, encoderName: "bench")
+            try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: level), sink: $0)
         }))
     }
     for kbps in [64.0, 128.0] {
         encoders.append(("Opus_\(Int(kbps))kbps", {
-            try OggOpusEncoder(format: format, settings: OpusSettings(bitrateKbps: kbps), sink: $0, encoderName: "bench")
+            try OggOpusEncoder(format: format, settings: OpusSettings(bitrateKbps: kbps), sink: $0)
         }))
     }
     for (name, make) in encoders {
