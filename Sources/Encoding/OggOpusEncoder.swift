@@ -41,7 +41,8 @@ public final class OggOpusEncoder: AudioEncoder {
         try Self.validate(settings)
         guard let comments = ope_comments_create() else { throw .libraryFailed("out of memory") }
         defer { ope_comments_destroy(comments) }
-        // OpusTags' vendor string is libopusenc's own ("libopus 1.3.1" here): not ours to set.
+        // OpusTags' vendor string is libopusenc's own ("libopus 1.3.1, libopusenc 0.2.1" here): not
+        // ours to set.
         for (key, value) in settings.tags.entries { ope_comments_add(comments, key, value) }
 
         var callbacks = OpusEncCallbacks(write: opusWriteCallback, close: opusCloseCallback)

@@ -32,7 +32,7 @@ public final class RecordingSession {
     /// The consent this recording runs under.
     public let grant: MicrophoneGrant
     /// When the recording started (the device open, the encoder about to write its header): the
-    /// DATE tag's moment.
+    /// DATE tag's moment and the access log's start.
     public let startTime: WallClockTime
 
     /// Creates the output, asks for consent (`authorize`), opens and configures the device and sets

@@ -79,8 +79,11 @@ import Testing
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let output = rig.path("dropped.flac")
-        // A pipe holds about 2 s of this FLAC; a 3 s stall overflows it and the 0.05 s ring behind it.
-        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5", "--ring-seconds", "0.05", "-o", "-"])
+        // A pipe holds about 0.6 s of this FLAC; a 3 s stall overflows it and the ring behind it. The
+        // ring holds at least 4 periods, so the period is set: at the 125 ms default the "0.05 s"
+        // ring is 0.68 s, and pipe, ring and device buffer then absorbed the whole stall.
+        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5", "--ring-seconds", "0.05",
+                                                             "--period-time", "50000", "-o", "-"])
             + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { sleep 3; cat > \(shellQuoted(output)); }"],
                                  environment: rig.environment, timeout: 30)
         #expect(result.status == 0)
