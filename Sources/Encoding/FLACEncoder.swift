@@ -7,7 +7,7 @@ public struct FLACSettings: Sendable, Equatable {
     public var compressionLevel: Int
     /// Decode every frame again inside the encoder and compare with the input.
     public var verify: Bool
-    /// Tags for the VORBIS_COMMENT block (ENCODER is added by hark).
+    /// The VORBIS_COMMENT block's tags, written as given (the recorder adds ENCODER and the rest).
     public var tags: StreamTags
 
     public static let compressionLevels = 0...8
@@ -50,7 +50,7 @@ public final class FLACEncoder: AudioEncoder {
     /// `seekPointCapacity` overrides that size (tests).
     /// Not real-time safe. The corresponding C functions are `FLAC__stream_encoder_new`,
     /// `FLAC__stream_encoder_set_*` and `FLAC__stream_encoder_init_stream`.
-    public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink, encoderName: String = "hark",
+    public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink,
                 expectedSeconds: Double? = nil, seekPointCapacity: Int? = nil,
                 conversionFrames: Int = 4096) throws(EncoderError)
     {
@@ -84,7 +84,9 @@ public final class FLACEncoder: AudioEncoder {
         // would keep the promise after a stop signal or dropped frames cut it short, and decoders
         // reject a stream shorter than its STREAMINFO. 0 means "unknown" and is always true.
 
-        commentBlock = Self.vorbisComment(encoderName: encoderName, tags: settings.tags)
+        // Always a block, even with no tags: its vendor string names libFLAC, as the reference
+        // encoder's files do.
+        commentBlock = Self.vorbisComment(settings.tags)
         // libFLAC copies this array of pointers, not the blocks: both live as long as the encoder.
         var blocks = [commentBlock, seekTable?.block].filter { $0 != nil }
         if !blocks.isEmpty {
@@ -112,11 +114,11 @@ public final class FLACEncoder: AudioEncoder {
         if let commentBlock { FLAC__metadata_object_delete(commentBlock) }
     }
 
-    /// A VORBIS_COMMENT block with ENCODER and the user's tags. The corresponding C functions are
+    /// A VORBIS_COMMENT block holding `tags` in order. The corresponding C functions are
     /// `FLAC__metadata_object_new` and `FLAC__metadata_object_vorbiscomment_append_comment`.
-    private static func vorbisComment(encoderName: String, tags: StreamTags) -> UnsafeMutablePointer<FLAC__StreamMetadata>? {
+    private static func vorbisComment(_ tags: StreamTags) -> UnsafeMutablePointer<FLAC__StreamMetadata>? {
         guard let block = FLAC__metadata_object_new(FLAC__METADATA_TYPE_VORBIS_COMMENT) else { return nil }
-        for (key, value) in [("ENCODER", encoderName)] + tags.entries.map({ ($0.key, $0.value) }) {
+        for (key, value) in tags.entries {
             var entry = FLAC__StreamMetadata_VorbisComment_Entry()
             guard FLAC__metadata_object_vorbiscomment_entry_from_name_value_pair(&entry, key, value) != 0 else { continue }
             // copy = false: the block takes ownership of the entry's bytes.

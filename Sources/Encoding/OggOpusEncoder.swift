@@ -33,8 +33,8 @@ public final class OggOpusEncoder: AudioEncoder {
     /// reader of stdout gets a valid stream start immediately.
     /// Not real-time safe. The corresponding C functions are `ope_encoder_create_callbacks`,
     /// `ope_encoder_ctl` and `ope_encoder_flush_header`.
-    public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, encoderName: String,
-                conversionFrames: Int = 4096) throws(EncoderError) {
+    public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, conversionFrames: Int = 4096)
+        throws(EncoderError) {
         guard (1...2).contains(format.channels) else {
             throw .libraryFailed("""
                 Opus output takes 1 or 2 channels here: for 3–8, RFC 7845 mapping family 1 needs \
@@ -45,7 +45,8 @@ public final class OggOpusEncoder: AudioEncoder {
         try Self.validate(settings)
         guard let comments = ope_comments_create() else { throw .libraryFailed("out of memory") }
         defer { ope_comments_destroy(comments) }
-        ope_comments_add(comments, "ENCODER", encoderName)
+        // OpusTags' vendor string is libopusenc's own ("libopus 1.3.1, libopusenc 0.2.1" here): not
+        // ours to set.
         for (key, value) in settings.tags.entries { ope_comments_add(comments, key, value) }
 
         var callbacks = OpusEncCallbacks(write: opusWriteCallback, close: opusCloseCallback)

@@ -34,7 +34,7 @@ public struct OpusSettings: Sendable, Equatable {
     /// The price is a 27-byte page header five times a second instead of once: 0.8% of a 128 kb/s
     /// stream instead of 0.2%. 0 writes every packet on its own page.
     public var maxDelayMilliseconds: Int
-    /// Tags for OpusTags (ENCODER is added by hark).
+    /// OpusTags' tags, written as given (the recorder adds ENCODER and the rest).
     public var tags: StreamTags
 
     /// opusenc's default bitrate: (64 kb/s per stream + 32 per coupled pair) scaled by rate.

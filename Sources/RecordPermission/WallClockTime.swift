@@ -59,6 +59,29 @@ extension WallClockTime {
             + "T\(Self.padded(parts.tm_hour)):\(Self.padded(parts.tm_min)):\(Self.padded(parts.tm_sec))Z"
     }
 
+    /// "2026-11-22T04:00:00+01:00": civil time in the local zone (`TZ`, else /etc/localtime) with
+    /// its offset from UTC, whole seconds, the fraction dropped as in `iso8601`. Names the same
+    /// moment as `iso8601`, and also the wall-clock time and date the person recording saw; the
+    /// offset is always written as ±HH:MM, "+00:00" in UTC. Nil where `iso8601` is nil.
+    /// The corresponding C function is `localtime_r` (after `tzset`, which reads `TZ`).
+    public var localISO8601: String? {
+        let whole = secondsSinceEpoch.rounded(.down)
+        guard whole.isFinite, whole.magnitude < 0x1p62 else { return nil }
+        var seconds = time_t(whole)
+        var parts = tm()
+        tzset()
+        guard localtime_r(&seconds, &parts) != nil else { return nil }
+        let year = Int(parts.tm_year) + 1900
+        let yearText = (year < 0 ? "-" : "") + Self.padded(year.magnitude, to: 4)
+        // tm_gmtoff: seconds east of UTC. Offsets with seconds (old local mean times) are cut to
+        // the minute, as ISO 8601 has no place for them.
+        let offsetMinutes = Int(parts.tm_gmtoff) / 60
+        let offsetText = (offsetMinutes < 0 ? "-" : "+") + Self.padded(offsetMinutes.magnitude / 60)
+            + ":" + Self.padded(offsetMinutes.magnitude % 60)
+        return "\(yearText)-\(Self.padded(parts.tm_mon + 1))-\(Self.padded(parts.tm_mday))"
+            + "T\(Self.padded(parts.tm_hour)):\(Self.padded(parts.tm_min)):\(Self.padded(parts.tm_sec))\(offsetText)"
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH[[:]MM])`, e.g. "2026-11-22T03:00:00Z",
     /// "2026-11-22T04:00:00.25+01:00" or "2026-11-22T04:00:00+0100". Nil for anything else: a
     /// missing zone (the time would be ambiguous), fields out of range (month 13, 30 February,

@@ -7,6 +7,26 @@ public enum CodecSettings: Sendable, Equatable {
     case flac(FLACSettings)
     case opus(OpusSettings)
 
+    /// The user's tags.
+    public var tags: StreamTags {
+        switch self {
+        case .flac(let settings): settings.tags
+        case .opus(let settings): settings.tags
+        }
+    }
+
+    /// The same settings with `tags` in place of the user's.
+    func replacingTags(with tags: StreamTags) -> CodecSettings {
+        switch self {
+        case .flac(var settings):
+            settings.tags = tags
+            return .flac(settings)
+        case .opus(var settings):
+            settings.tags = tags
+            return .opus(settings)
+        }
+    }
+
     /// "flac" or "opus".
     public var name: String {
         switch self {
@@ -38,6 +58,8 @@ public struct RecordingConfiguration: Sendable {
     public var measuresLevels: Bool
     /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
     public var encoderName: String
+    /// Add the DATE and HARK_CAPTURE tags (see `AutomaticTags`); false for `--no-auto-tags`.
+    public var addsDateAndCaptureTags: Bool
 
     public static let defaultRingSeconds = 4.0
     public static let defaultCaptureRealtimePriority: Int32 = 50
@@ -46,8 +68,8 @@ public struct RecordingConfiguration: Sendable {
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
-        encoderName: String = "hark", padsLostTime: Bool = false, measuresLevels: Bool = false,
-        maxFileSeconds: Double? = nil, maxBytes: Int? = nil
+        encoderName: String = "hark", addsDateAndCaptureTags: Bool = true, padsLostTime: Bool = false,
+        measuresLevels: Bool = false, maxFileSeconds: Double? = nil, maxBytes: Int? = nil
     ) {
         self.maxFileSeconds = maxFileSeconds
         self.maxBytes = maxBytes
@@ -58,6 +80,7 @@ public struct RecordingConfiguration: Sendable {
         self.ringSeconds = ringSeconds
         self.captureRealtimePriority = captureRealtimePriority
         self.encoderName = encoderName
+        self.addsDateAndCaptureTags = addsDateAndCaptureTags
         self.padsLostTime = padsLostTime
         self.measuresLevels = measuresLevels
     }

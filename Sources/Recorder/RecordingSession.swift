@@ -34,6 +34,9 @@ public final class RecordingSession {
     private var encoderThread: PosixThread?
     /// The consent this recording runs under.
     public let grant: MicrophoneGrant
+    /// When the recording started (the device open, the encoder about to write its header): the
+    /// DATE tag's moment and the access log's start.
+    public let startTime: WallClockTime
 
     /// Creates the output, asks for consent (`authorize`), opens and configures the device and sets
     /// up the encoder, in that order: an output that cannot be created fails before anyone is asked,
@@ -63,15 +66,24 @@ public final class RecordingSession {
             throw .captureDevice(error)
         }
         let format = device.negotiated.format
+        // The recording's start for DATE and the access log: the encoder writes its header (tags
+        // included) before the first sample, so this is the last moment before capture begins.
+        startTime = .now()
         sink = OutputSink(fileDescriptor: output.fileDescriptor)
-        // Each file of a split recording holds at most --max-file-time seconds (sizes its seek table).
+        // Each file of a split recording holds at most --max-file-time seconds (sizes its seek
+        // table), and its DATE is when that file starts.
         let expectedSeconds = [configuration.durationSeconds, configuration.maxFileSeconds].compactMap { $0 }.min()
-        let makeEncoder: SplittingEncoder.MakeEncoder = { [codec = configuration.codec, name = configuration.encoderName] sink throws(EncoderError) in
-            try Self.makeEncoder(codec: codec, format: format, sink: sink, encoderName: name, expectedSeconds: expectedSeconds)
+        let makeEncoder: SplittingEncoder.MakeEncoder = { [configuration, negotiated = device.negotiated] sink, start throws(EncoderError) in
+            let tags = AutomaticTags(
+                encoderName: configuration.encoderName,
+                recordingDetails: configuration.addsDateAndCaptureTags ? (start, negotiated) : nil
+            ).appended(to: configuration.codec.tags)
+            return try Self.makeEncoder(codec: configuration.codec.replacingTags(with: tags), format: format, sink: sink,
+                                        expectedSeconds: expectedSeconds)
         }
         var encoder: any AudioEncoder
         do throws(EncoderError) {
-            encoder = try makeEncoder(sink)
+            encoder = try makeEncoder(sink, startTime)
         } catch {
             output.discard()
             throw .encoderSetup(error)
@@ -95,14 +107,13 @@ public final class RecordingSession {
     }
 
     private static func makeEncoder(
-        codec: CodecSettings, format: PCMFormat, sink: OutputSink, encoderName: String, expectedSeconds: Double?
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?
     ) throws(EncoderError) -> any AudioEncoder {
         switch codec {
         case .flac(let settings):
-            try FLACEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName,
-                            expectedSeconds: expectedSeconds)
+            try FLACEncoder(format: format, settings: settings, sink: sink, expectedSeconds: expectedSeconds)
         case .opus(let settings):
-            try OggOpusEncoder(format: format, settings: settings, sink: sink, encoderName: encoderName)
+            try OggOpusEncoder(format: format, settings: settings, sink: sink)
         }
     }
 

@@ -1,4 +1,5 @@
 import Encoding
+import RecordPermission
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,8 @@ import Glibc
 /// encoder thread, never the capture thread, and a few times an hour at most, while the ring holds
 /// seconds of audio. Between splits `encode` adds no allocation to the codec's own.
 final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
-    typealias MakeEncoder = (OutputSink) throws(EncoderError) -> any AudioEncoder
+    /// Makes the codec for a file starting at the given moment (its DATE tag).
+    typealias MakeEncoder = (OutputSink, WallClockTime) throws(EncoderError) -> any AudioEncoder
 
     private var output: OutputTarget
     private var encoder: any AudioEncoder
@@ -96,7 +98,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         }
         let nextEncoder: any AudioEncoder
         do throws(EncoderError) {
-            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor))
+            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor), .now())
         } catch {
             next.discard()
             throw error

@@ -18,11 +18,11 @@ struct CaptureOptions: ParsableArguments {
     var sampleFormat = "S16_LE"
 
     @Option(name: .customLong("period-time"),
-            help: ArgumentHelp("Device period in microseconds (default 125000).", valueName: "µs"))
+            help: ArgumentHelp("Device period in microseconds.", valueName: "µs"))
     var periodTime = CaptureRequest.defaultPeriodMicroseconds
 
     @Option(name: .customLong("buffer-time"),
-            help: ArgumentHelp("Device buffer in microseconds (default 500000).", valueName: "µs"))
+            help: ArgumentHelp("Device buffer in microseconds.", valueName: "µs"))
     var bufferTime = CaptureRequest.defaultBufferMicroseconds
 
     @Flag(name: .customLong("pad-overruns"),

@@ -112,24 +112,3 @@ struct OpusOptions: ParsableArguments {
             tags: tags)
     }
 }
-
-/// `--tag KEY=VALUE`, for both codecs.
-struct TagOptions: ParsableArguments {
-    @Option(name: .customLong("tag"), help: ArgumentHelp("Add a tag (Vorbis comment), e.g. --tag TITLE=Standup; repeatable.",
-                                                     valueName: "key=value"))
-    var tags: [String] = []
-
-    func validate() throws {
-        _ = try parsed()
-    }
-
-    func parsed() throws -> StreamTags {
-        var result = StreamTags()
-        for tag in tags {
-            guard let equals = tag.firstIndex(of: "="), result.add(String(tag[..<equals]), String(tag[tag.index(after: equals)...])) else {
-                throw ValidationError("tag '\(tag)' is not KEY=VALUE with a key of printable ASCII other than '='")
-            }
-        }
-        return result
-    }
-}

@@ -33,7 +33,7 @@ enum HarkMain {
 struct Hark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hark",
-        abstract: "Record audio from ALSA to FLAC, on a real-time capture thread.",
+        abstract: "Record audio from ALSA to FLAC or Ogg Opus, on a real-time capture thread.",
         discussion: """
             hark asks before it listens: the first recording prompts on the terminal for microphone \
             access (Allow, Allow Once, Don't Allow); 'hark permissions' shows and changes the answer.

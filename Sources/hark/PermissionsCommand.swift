@@ -14,7 +14,7 @@ struct PermissionsCommand: ParsableCommand {
 
 /// Which app's decisions a `permissions` command reads or changes.
 struct AppOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The app identifier (default: hark's own, \(PermissionGate.settingsAppIdentifier)).",
+    @Option(help: ArgumentHelp("The app identifier; hark's own by default.",
                                valueName: "identifier"))
     var app: String = PermissionGate.settingsAppIdentifier
 

@@ -38,7 +38,7 @@ struct RecordCommand: ParsableCommand {
     var duration: Double?
 
     @Option(name: .customLong("ring-seconds"),
-            help: ArgumentHelp("Audio the ring between capture and encoder holds, 0.05–60 s (default 4, rounded up to a power of two frames). Frames are dropped, and counted, only when it is full.",
+            help: ArgumentHelp("Audio the ring between capture and encoder holds, 0.05–60 s (rounded up to a power of two frames, at least four periods). Frames are dropped, and counted, only when it is full.",
                                valueName: "seconds"))
     var ringSeconds = RecordingConfiguration.defaultRingSeconds
 
@@ -93,7 +93,7 @@ struct RecordCommand: ParsableCommand {
         return format
     }
 
-    /// "hark 0.1.0 (libFLAC 1.4.2)", for the ENCODER tag.
+    /// The ENCODER tag: "hark 0.1.0 (libFLAC 1.4.2)" or "hark 0.1.0 (libopus 1.3.1, libopusenc 0.2.1)".
     private func encoderName(_ codec: OutputFormat) -> String {
         let library = codec == .flac ? "libFLAC \(FLACEncoder.libraryVersion)" : OggOpusEncoder.libraryVersion
         return "hark \(HarkVersion.string) (\(library))"
@@ -118,7 +118,8 @@ struct RecordCommand: ParsableCommand {
         let configuration = RecordingConfiguration(
             capture: capture.request, output: destination,
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
-            padsLostTime: capture.padOverruns, measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
+            addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
+            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
             maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
 
         let gate = HarkManifest.gate
@@ -132,7 +133,6 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
-        let started = WallClockTime.now()
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
@@ -155,7 +155,7 @@ struct RecordCommand: ParsableCommand {
             return watch.isRevoked() ? .permissionRevoked : nil
         }
         statusLine.clear()
-        logAccess(summary, grant: session.grant, started: started)
+        logAccess(summary, grant: session.grant, started: session.startTime)
         if !quiet { Console.notice(summary.description) }
         if let failure = summary.end.failureMessage {
             throw CommandFailure(message: failure, exitCode: summary.end.exitCode)

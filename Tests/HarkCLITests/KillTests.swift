@@ -16,9 +16,10 @@ import Testing
             let output = rig.path("killed-\(run).\(codec)")
             let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
             // Start the clock when the first audio reaches the file (PulseAudio's start varies).
-            // FLAC's header holds STREAMINFO, the tags and the seek table reserved for an hour
-            // (360 points of 18 bytes), all written before the first frame.
-            let headerBytes = codec == "flac" ? 200 + 360 * 18 : 1_000
+            // FLAC's header holds STREAMINFO, the tags (DATE, ENCODER, HARK_CAPTURE, about 350 bytes)
+            // and the seek table reserved for an hour (360 points of 18 bytes), all written before
+            // the first frame.
+            let headerBytes = codec == "flac" ? 1_000 + 360 * 18 : 1_000
             var firstAudio: Date?
             for _ in 0..<500 {
                 let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0

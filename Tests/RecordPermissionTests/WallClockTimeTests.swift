@@ -27,6 +27,22 @@ import Testing
         }
     }
 
+    /// The DATE tag's form: the same moment as `iso8601`, in the zone the process runs in (the
+    /// CLI tests set `TZ` for hark; here the offset is checked against Foundation's time zone).
+    @Test func localFormNamesTheSameMomentWithTheZonesOffset() throws {
+        var random = SplitMix64(seed: 0x4C4F_4341)
+        for _ in 0..<2_000 {
+            let seconds = Double(random.next(below: 9_467_280_000)) - 2_208_988_800 + Double(random.next(below: 1000)) / 1000
+            let text = try #require(time(seconds).localISO8601)
+            #expect(WallClockTime(iso8601: text) == time(seconds.rounded(.down)), "\(text)")
+            let offset = TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: seconds)) / 60
+            let sign = offset < 0 ? "-" : "+"
+            let expected = sign + String(format: "%02d:%02d", abs(offset) / 60, abs(offset) % 60)
+            #expect(text.hasSuffix(expected), "\(text)")
+        }
+        #expect(time(.nan).localISO8601 == nil && time(1e300).localISO8601 == nil)
+    }
+
     @Test func parseInvertsFormat() throws {
         var random = SplitMix64(seed: 0x4953_4F38)
         for _ in 0..<2_000 {

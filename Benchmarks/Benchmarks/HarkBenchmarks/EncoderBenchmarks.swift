@@ -42,18 +42,18 @@ func registerEncoderBenchmarks() {
     var encoders: [(String, BenchmarkOutput, (OutputSink) throws -> any AudioEncoder)] = []
     for level in [0, 5, 8] {
         encoders.append(("FLAC_level\(level)", .devNull, {
-            try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: level), sink: $0, encoderName: "bench")
+            try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: level), sink: $0)
         }))
     }
     // A file: every frame also updates the seek table. Four points fill after 40 s, so the
     // iterations also run its halving (spacing 20 s, 40 s, 80 s, …).
     encoders.append(("FLAC_level5_seekable_file", .seekableFile, {
-        try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: 5), sink: $0, encoderName: "bench",
+        try FLACEncoder(format: format, settings: FLACSettings(compressionLevel: 5), sink: $0,
                         seekPointCapacity: 4)
     }))
     for kbps in [64.0, 128.0] {
         encoders.append(("Opus_\(Int(kbps))kbps", .devNull, {
-            try OggOpusEncoder(format: format, settings: OpusSettings(bitrateKbps: kbps), sink: $0, encoderName: "bench")
+            try OggOpusEncoder(format: format, settings: OpusSettings(bitrateKbps: kbps), sink: $0)
         }))
     }
     for (name, output, make) in encoders {

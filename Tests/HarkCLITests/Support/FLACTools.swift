@@ -30,6 +30,20 @@ enum FLACTools {
         try metaflac(["--show-md5sum", path])
     }
 
+    /// The VORBIS_COMMENT block's tags in order, as `KEY=VALUE` lines. `--no-utf8-convert`: metaflac
+    /// would otherwise turn UTF-8 into the locale's charset ('?' under LANG=C).
+    static func tags(_ path: String) throws -> [String] {
+        try metaflac(["--no-utf8-convert", "--export-tags-to=-", path]).split(separator: "\n").map(String.init)
+    }
+
+    /// The VORBIS_COMMENT block's vendor string, e.g. "reference libFLAC 1.4.2 20221022".
+    static func vendor(_ path: String) throws -> String? {
+        let listing = try metaflac(["--no-utf8-convert", "--list", "--block-type=VORBIS_COMMENT", path])
+        return listing.split(separator: "\n").lazy
+            .compactMap { line in line.firstRange(of: "vendor string: ").map { String(line[$0.upperBound...]) } }
+            .first
+    }
+
     static func metaflac(_ arguments: [String]) throws -> String {
         let result = try runTool("metaflac", arguments)
         guard result.status == 0 else { throw TestRigError("metaflac failed: \(result.standardError)") }

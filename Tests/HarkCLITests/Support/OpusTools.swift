@@ -12,6 +12,20 @@ enum OpusTools {
         return (result.status == 0 && !complaint, text)
     }
 
+    /// OpusTags as `opusinfo` prints them: the vendor string ("Encoded with …") and the comments in
+    /// order, as `KEY=VALUE` (opusinfo writes them tab-indented, in UTF-8 whatever the locale).
+    static func tags(_ path: String) throws -> (vendor: String?, comments: [String]) {
+        let lines = try info(path).text.split(separator: "\n", omittingEmptySubsequences: false)
+        let vendor = lines.lazy.compactMap { line in
+            line.hasPrefix("Encoded with ") ? String(line.dropFirst("Encoded with ".count)) : nil
+        }.first
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("User comments section follows") }) else {
+            return (vendor, [])
+        }
+        let comments = lines[(start + 1)...].prefix { $0.hasPrefix("\t") }.map { String($0.dropFirst()) }
+        return (vendor, comments)
+    }
+
     /// Decodes with `opusdec` at 48 kHz into interleaved 16-bit samples and the channel count.
     static func decode(_ path: String) throws -> (samples: [Int16], channels: Int) {
         let wav = path + ".decoded.wav"

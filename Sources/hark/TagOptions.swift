@@ -1,0 +1,77 @@
+import ArgumentParser
+import Encoding
+
+/// `hark record`'s tags (Vorbis comments, for both codecs): `--tag KEY=VALUE`, the shorthands
+/// `--title`, `--artist`, `--album`, `--comment`, and `--no-auto-tags`.
+///
+/// The tags go into the file in that order: shorthands first, then each `--tag` as given, then the
+/// ones hark adds (DATE, ENCODER, HARK_CAPTURE; see `AutomaticTags` in Recorder) unless the user
+/// set that key. A repeated key is another value of the same field, as Vorbis comments allow.
+struct TagOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Set the TITLE tag.", valueName: "text"))
+    var title: String?
+
+    @Option(help: ArgumentHelp("Set the ARTIST tag.", valueName: "text"))
+    var artist: String?
+
+    @Option(help: ArgumentHelp("Set the ALBUM tag.", valueName: "text"))
+    var album: String?
+
+    @Option(help: ArgumentHelp("Set the COMMENT tag.", valueName: "text"))
+    var comment: String?
+
+    @Option(name: .customLong("tag"),
+            help: ArgumentHelp("""
+                Add a tag (Vorbis comment), e.g. --tag TITLE=Standup; repeatable. KEY: ASCII 0x20–0x7D \
+                without '=', stored upper-case; VALUE: any text, empty allowed. A key you set replaces \
+                hark's own DATE, ENCODER or HARK_CAPTURE.
+                """, valueName: "key=value"))
+    var tags: [String] = []
+
+    @Flag(name: .customLong("no-auto-tags"),
+          help: "Leave out the DATE and HARK_CAPTURE tags (start time; device and capture parameters). ENCODER stays.")
+    var leavesOutDateAndCapture = false
+
+    func validate() throws {
+        _ = try parsed()
+    }
+
+    /// The user's tags, in file order.
+    func parsed() throws -> StreamTags {
+        var result = StreamTags()
+        let shorthands = [("TITLE", title), ("ARTIST", artist), ("ALBUM", album), ("COMMENT", comment)]
+        for case let (key, value?) in shorthands {
+            result.add(key, value)
+        }
+        for tag in tags {
+            guard let equals = tag.firstIndex(of: "=") else {
+                throw ValidationError("tag '\(Self.printable(tag))' is not KEY=VALUE: it has no '='")
+            }
+            let key = String(tag[..<equals])
+            guard !key.isEmpty else {
+                throw ValidationError("tag '\(Self.printable(tag))' is not KEY=VALUE: the key is empty")
+            }
+            if let character = StreamTags.invalidKeyCharacter(in: key) {
+                throw ValidationError("""
+                    tag '\(Self.printable(tag))' is not KEY=VALUE: a key is printable ASCII (0x20–0x7D), \
+                    and '\(Self.printable(String(character)))' is not
+                    """)
+            }
+            result.add(key, String(tag[tag.index(after: equals)...]))
+        }
+        return result
+    }
+
+    /// `text` with control characters written as `\u{…}`, so an error about it stays one line.
+    private static func printable(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
