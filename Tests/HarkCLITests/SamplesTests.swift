@@ -53,4 +53,39 @@ import Testing
         #expect(first.standardOutput.prefix(48_000 * 4) == TestSignal(format: Self.format, frames: 48_000).alsaBytes,
                 "its first second is the tests' signal, sample for sample")
     }
+
+    @Test func theVirtualMicrophoneFeedsTheDefaultDevice() throws {
+        // samples/virtual-mic.sh on a private state dir: start, record 2 s from ALSA's "default"
+        // through it, stop. The sample signal is music, not silence.
+        let rig = try ALSATestRig(input: Data())
+        let state = rig.path("vmic")
+        var environment = rig.environment
+        environment["HARK_VMIC_DIR"] = state
+        environment.removeValue(forKey: "ALSA_CONFIG_PATH")  // Debian's own configuration: default → PulseAudio
+        let script = Self.samples.appendingPathComponent("virtual-mic.sh")
+        func vmic(_ command: String) throws -> ToolResult {
+            let (program, arguments) = detachedFromTheTest(script, [command])
+            return try RunningProcess(program, arguments, environment: environment, scratch: rig.directory).wait(timeout: 60)
+        }
+        let started = try vmic("start")
+        defer { _ = try? vmic("stop") }
+        #expect(started.status == 0, "\(started.standardError)")
+        let exports = try vmic("env")
+        for line in String(decoding: exports.standardOutput, as: UTF8.self).split(separator: "\n") {
+            // export NAME='value' (or "value", or bare)
+            guard let match = line.firstMatch(of: /^export ([A-Z_]+)=['"]?([^'"]*)['"]?$/) else { continue }
+            environment[String(match.1)] = String(match.2)
+        }
+        let output = rig.path("vmic.flac")
+        let result = try RunningProcess(harkBinary, ["record", "-d", "2", "-o", output], environment: environment,
+                                        scratch: rig.directory).wait(timeout: 30)
+        #expect(result.status == 0, "\(result.standardError)")
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        #expect(decoded.count == 2 * 48_000 * 2)
+        #expect(decoded.contains { abs($0) > 1_000 }, "the virtual microphone plays music, not silence")
+        let stopped = try vmic("stop")
+        #expect(stopped.status == 0, "\(stopped.standardError)")
+        let status = try vmic("status")
+        #expect(status.status == 1, "stopped for good")
+    }
 }

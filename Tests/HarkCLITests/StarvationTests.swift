@@ -25,8 +25,8 @@ struct StarvationTests {
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let stress = Process()
-        stress.executableURL = URL(fileURLWithPath: stressNG)
-        stress.arguments = ["--cpu", "2", "--timeout", "\(Self.seconds + 20)s", "--quiet"]
+        (stress.executableURL, stress.arguments) = withSignalsUnblocked(
+            URL(fileURLWithPath: stressNG), ["--cpu", "2", "--timeout", "\(Self.seconds + 20)s", "--quiet"])
         try stress.run()
         defer { killWithWorkers(stress) }
 
@@ -49,9 +49,8 @@ struct StarvationTests {
     }
 }
 
-/// Kills stress-ng and its worker processes with SIGKILL. Started from the test process, stress-ng
-/// ignored both its own --timeout and SIGTERM here (it ran on for ten minutes), so nothing gentler
-/// is relied on.
+/// Kills stress-ng and its worker processes with SIGKILL: its own --timeout and SIGTERM would do,
+/// now that it starts with signals unblocked, but a stuck load must never outlive the test.
 private func killWithWorkers(_ process: Process) {
     let pid = process.processIdentifier
     let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

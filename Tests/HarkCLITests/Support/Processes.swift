@@ -99,3 +99,35 @@ func findOnPath(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
     return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
+
+/// `executable` and `arguments`, wrapped so the program starts with no signal blocked.
+///
+/// Foundation's `Process` spawns from the calling thread, and a test runs on a Swift concurrency
+/// thread that blocks every signal; a child inherits that mask, so a shell script's `kill` or a
+/// program's own timer (`stress-ng --timeout`, SIGALRM) would never take effect. python3 (installed
+/// by scripts/install-deps) clears the mask and restores default dispositions, then execs.
+func withSignalsUnblocked(_ executable: URL, _ arguments: [String]) -> (URL, [String]) {
+    let reset = """
+        import os, signal, sys
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(s, signal.SIG_DFL)
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
+    return (URL(fileURLWithPath: findOnPath("python3") ?? "/usr/bin/python3"), ["-c", reset, executable.path] + arguments)
+}
+
+/// Like `withSignalsUnblocked`, for a script that leaves daemons running (samples/virtual-mic.sh):
+/// python3 runs it as a child with every inherited descriptor above stderr closed, so the daemons
+/// do not hold Foundation's process-monitoring descriptor open, which kept `waitUntilExit` waiting
+/// for them rather than for the script.
+func detachedFromTheTest(_ executable: URL, _ arguments: [String]) -> (URL, [String]) {
+    let run = """
+        import signal, subprocess, sys
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM, signal.SIGCHLD):
+            signal.signal(s, signal.SIG_DFL)
+        sys.exit(subprocess.run(sys.argv[1:], close_fds=True).returncode)
+        """
+    return (URL(fileURLWithPath: findOnPath("python3") ?? "/usr/bin/python3"), ["-c", run, executable.path] + arguments)
+}
