@@ -35,6 +35,10 @@ final class EncoderLoop: @unchecked Sendable {
     private let minimumStepFrames: Int
     /// Set once the size limit stopped the recording; later frames are drained and discarded.
     let sizeLimitReached = Atomic<Bool>(false)
+    /// Set by a session thread that waits in `StopSignals.wait` with the signals blocked: the loop
+    /// then wakes it when done. Without that (a signal nobody blocks would end the process) it
+    /// is left to poll.
+    let wakesWaiter = Atomic<Bool>(false)
     /// Set with release once the loop has returned; `outcome` is then final.
     private let done = Atomic<Bool>(false)
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
@@ -78,6 +82,7 @@ final class EncoderLoop: @unchecked Sendable {
             }
         }
         done.store(true, ordering: .releasing)
+        if wakesWaiter.load(ordering: .acquiring) { StopSignals.wakeWaiter() }
     }
 
     private func drainUntilCaptureEnds() -> EncoderError? {

@@ -183,10 +183,13 @@ public final class RecordingSession {
     public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
+        if StopSignals.areBlocked { encoderLoop.wakesWaiter.store(true, ordering: .releasing) }
         while !encoderLoop.isDone {
             // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
             if let signal = StopSignals.wait(milliseconds: 100) {
-                if signal == StopSignals.newFile {
+                if signal == StopSignals.wake {
+                    continue  // the encoder finished: `isDone` says so now
+                } else if signal == StopSignals.newFile {
                     splitter?.requestSplit()
                 } else if stopSignal == nil, externalStop == nil {
                     stopSignal = signal

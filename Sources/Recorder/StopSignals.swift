@@ -13,6 +13,11 @@ public enum StopSignals {
     static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
     /// SIGUSR1: start a new file at once (a split recording). Taken like the stop signals.
     public static let newFile = SIGUSR1
+    /// SIGUSR2, sent by hark to itself when the encoder has finished, so the session thread stops
+    /// waiting at once instead of at the end of its 100 ms wait (every recording ended up to a
+    /// tenth of a second late). Only sent while the stop signals are blocked, as they then are in
+    /// every thread; one from outside is harmless (the session thread just looks again).
+    static let wake = SIGUSR2
 
     /// Blocks the stop signals for this thread and the threads it starts, and turns SIGPIPE and
     /// SIGXFSZ (file size limit) into write errors. Idempotent.
@@ -41,6 +46,19 @@ public enum StopSignals {
         return result > 0 ? result : nil
     }
 
+    /// Whether this thread has the signals blocked (`block()` ran before it started).
+    static var areBlocked: Bool {
+        var current = sigset_t()
+        pthread_sigmask(SIG_BLOCK, nil, &current)
+        return sigismember(&current, wake) == 1
+    }
+
+    /// Wakes the thread waiting in `wait(milliseconds:)`. Async-signal-safe, allocates nothing.
+    /// The corresponding C function is `kill`.
+    static func wakeWaiter() {
+        kill(getpid(), wake)
+    }
+
     /// The signal's conventional name, e.g. "SIGINT".
     static func name(of signal: Int32) -> String {
         switch signal {
@@ -54,7 +72,7 @@ public enum StopSignals {
     private static func signalSet() -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in stopping + [newFile] { sigaddset(&set, signal) }
+        for signal in stopping + [newFile, wake] { sigaddset(&set, signal) }
         return set
     }
 }
