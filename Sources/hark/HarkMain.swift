@@ -36,13 +36,15 @@ struct Hark: ParsableCommand {
         abstract: "Record audio from ALSA to FLAC or Ogg Opus, on a real-time capture thread.",
         discussion: """
             hark asks before it listens: the first recording prompts on the terminal for microphone \
-            access (Allow, Allow Once, Don't Allow); 'hark permissions' shows and changes the answer.
+            access (Allow, Allow Once, Don't Allow), and the first one saved to your recordings library \
+            (no -o) for adding files there; 'hark permissions' shows and changes the answers.
 
-            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d); 64 invalid usage; \
-            69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up failed; \
-            71 system error; 73 output cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost), with the file finalized as far as possible; 77 microphone access \
-            denied, restricted, not yet decided with no terminal to ask on, or revoked while recording.
+            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d, --max-size reached); 64 invalid \
+            usage; 69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up \
+            failed; 71 system error; 73 output (or the recordings library folder) cannot be created; 74 I/O \
+            error while recording (disk full, reader gone, device lost), with the file finalized as far as \
+            possible; 77 microphone or recordings-library access denied, restricted, not yet decided with \
+            no terminal to ask on, or microphone access revoked while recording.
             """,
         version: HarkVersion.string,
         subcommands: [RecordCommand.self, ListCommand.self, DevicesCommand.self, PermissionsCommand.self]

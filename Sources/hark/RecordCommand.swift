@@ -20,10 +20,12 @@ struct RecordCommand: ParsableCommand {
             everything captured, finishes the file (FLAC: STREAMINFO with total samples and MD5; Opus: the \
             last page with end trimming and EOS) and prints a one-line summary on stderr.
 
-            Exit codes: 0 normal stop; 64 invalid usage; 69 capture device missing, unavailable or refusing \
-            the parameters; 70 encoder set-up failed; 71 system error; 73 output cannot be created; 74 I/O \
-            error while recording (disk full, reader gone, device lost), file finalized as far as possible; \
-            77 microphone access denied, restricted, undecided with no terminal, or revoked while recording.
+            Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
+            missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
+            output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
+            reader gone, device lost), file finalized as far as possible; 77 microphone or \
+            recordings-library access denied, restricted or undecided with no terminal, or microphone \
+            access revoked while recording.
             """
     )
 
