@@ -56,8 +56,9 @@ public struct RecordingsLibrary: Sendable, Hashable {
         var seconds = time_t(time.secondsSinceEpoch.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
-        let stamp = fourDigits(Int(parts.tm_year) + 1900) + twoDigits(parts.tm_mon + 1) + twoDigits(parts.tm_mday)
-            + "-" + twoDigits(parts.tm_hour) + twoDigits(parts.tm_min) + twoDigits(parts.tm_sec)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y%m%d-%H%M%S", &parts)
+        let stamp = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var candidate = "\(directory)/rec-\(stamp).\(fileExtension)"
         var counter = 2
         var info = stat()
@@ -98,9 +99,3 @@ public struct LibraryError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-private func twoDigits(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
-private func fourDigits(_ value: Int) -> String {
-    let digits = String(value)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-}

@@ -53,13 +53,6 @@ struct OutputNaming {
         return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Validates a pattern: its expansion must be a usable file name (not empty, no trailing slash).
-    static func problem(with pattern: String) -> String? {
-        let expanded = expand(pattern, at: 0)
-        if expanded.isEmpty || expanded.hasSuffix("/") { return "'\(pattern)' does not name a file" }
-        return nil
-    }
-
     private static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

@@ -21,7 +21,6 @@ import Glibc
 public final class RecordingSession {
     public let configuration: RecordingConfiguration
     private let output: OutputTarget
-    private let sink: OutputSink
     private let device: CaptureDevice
     private let ring: FrameRingBuffer
     private let monitor = CaptureMonitor()
@@ -69,7 +68,7 @@ public final class RecordingSession {
         // The recording's start for DATE and the access log: the encoder writes its header (tags
         // included) before the first sample, so this is the last moment before capture begins.
         startTime = .now()
-        sink = OutputSink(fileDescriptor: output.fileDescriptor)
+        let sink = OutputSink(fileDescriptor: output.fileDescriptor)
         // Each file of a split recording holds at most --max-file-time seconds (sizes its seek
         // table), and its DATE is when that file starts.
         let expectedSeconds = [configuration.durationSeconds, configuration.maxFileSeconds].compactMap { $0 }.min()
