@@ -35,6 +35,11 @@ public struct PermissionLocations: Sendable, Hashable {
 
     public func storeFile(for appIdentifier: String) -> String { "\(storeDirectory)/\(appIdentifier).json" }
     func lockFile(for appIdentifier: String) -> String { "\(storeDirectory)/.\(appIdentifier).lock" }
+    /// Rewritten with a new token by every `deny` and `reset` of `resource`, so a running recording
+    /// notices even a reset that found nothing stored to forget (an "Allow Once" recording).
+    func revocationStamp(for appIdentifier: String, _ resource: PermissionResource) -> String {
+        "\(storeDirectory)/.\(appIdentifier).\(resource.rawValue).revoked"
+    }
     public var accessLogFile: String { stateDirectory + "/access-log.jsonl" }
     public var policyFile: String { systemDirectory + "/policy.json" }
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The user's remembered decisions for one app: `<store dir>/<app identifier>.json`.
 ///
 /// Only `authorized` and `denied` are stored; a resource with no entry is `notDetermined`. A store
@@ -34,7 +38,7 @@ struct PermissionStore {
 
     func read() throws(StoreProblem) -> Record? {
         do throws(SecureFile.Problem) {
-            if SecureFile.exists(locations.storeDirectory) {
+            if SecureFile.somethingIsAt(locations.storeDirectory) {
                 try SecureFile.checkPrivateDirectory(locations.storeDirectory)
             }
         } catch {
@@ -55,43 +59,84 @@ struct PermissionStore {
     }
 
     /// Stores `status` for `resource`, keeping the other decisions. Refuses an untrusted store.
+    /// A `denied` also renews the resource's revocation stamp (see `revocationToken(for:)`).
     func write(_ status: AuthorizationStatus, for resource: PermissionResource, setBy: String) throws(StoreProblem) {
         try ensureDirectory()
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
             var record = try read() ?? Record(app: appIdentifier, decisions: [:])
             record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: .now())
             guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
-            do throws(SecureFile.Problem) {
-                try SecureFile.replaceAtomically(path, with: bytes)
-            } catch {
-                throw StoreProblem(path: path, text: "cannot be written: \(error.text)")
-            }
+            try replace(path, with: bytes)
+            if status == .denied { try renewRevocationStamp(for: [resource]) }
         }
     }
 
-    /// Forgets `resource` (or every decision when nil), like `tccutil reset`. Also the repair for an
-    /// untrusted store: whatever sits at the store's path (a symlink, a directory, a corrupt file) is
-    /// removed, never followed.
+    /// Forgets `resource` (or every decision when nil), like `tccutil reset`, and renews the
+    /// revocation stamp of each resource forgotten, so recordings running under them stop.
+    ///
+    /// Also the repair for an untrusted store: whatever sits at the store file's path (a symlink, a
+    /// directory, a corrupt file) is removed, never followed; and a store directory that cannot be
+    /// trusted (a symlink, dangling or not, another user's, writable by others, not a directory) is
+    /// removed with everything in it — nothing it holds could be trusted either.
     func reset(_ resource: PermissionResource?) throws(StoreProblem) {
-        guard SecureFile.exists(locations.storeDirectory) else { return }
-        try ensureDirectory()
+        let directory = locations.storeDirectory
+        guard SecureFile.somethingIsAt(directory) else { return }
+        do throws(SecureFile.Problem) {
+            try SecureFile.checkPrivateDirectory(directory)
+        } catch {
+            do throws(SecureFile.Problem) {
+                _ = try SecureFile.removeWithoutFollowing(directory)
+            } catch let failure {
+                throw StoreProblem(path: directory, text: "\(error.text) and cannot be removed (\(failure.text))")
+            }
+            let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
+            SecureFile.syncDirectory(parent.isEmpty ? "/" : parent)
+            return
+        }
+        let forgotten = resource.map { [$0] } ?? PermissionResource.allCases
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
-            if let resource, var record = try? read(), record.decisions.count > 1 {
-                record.decisions[resource.rawValue] = nil
-                guard let encoded = record.storeBytes else { return }
-                do throws(SecureFile.Problem) {
-                    try SecureFile.replaceAtomically(path, with: encoded)
-                } catch {
-                    throw StoreProblem(path: path, text: "cannot be written: \(error.text)")
+            // An untrusted file is removed as a whole; a trusted one keeps the other resources.
+            if var record = try? read() {
+                for each in forgotten { record.decisions[each.rawValue] = nil }
+                if !record.decisions.isEmpty {
+                    guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
+                    try replace(path, with: bytes)
+                    try renewRevocationStamp(for: forgotten)
+                    return
                 }
-                return
             }
             do throws(SecureFile.Problem) {
-                guard try SecureFile.removeWithoutFollowing(path) else { return }  // nothing to forget
+                if try SecureFile.removeWithoutFollowing(path) { SecureFile.syncDirectory(directory) }
             } catch {
                 throw StoreProblem(path: path, text: "cannot be removed")
             }
-            SecureFile.syncDirectory(locations.storeDirectory)
+            try renewRevocationStamp(for: forgotten)
+        }
+    }
+
+    /// The current revocation token of `resource`: changes with every `deny` or `reset` of it.
+    /// Empty when none was ever written or it cannot be read (a watch then relies on the status).
+    func revocationToken(for resource: PermissionResource) -> [UInt8] {
+        let stamp = locations.revocationStamp(for: appIdentifier, resource)
+        return (try? SecureFile.readTrusted(stamp, maxBytes: 256)).flatMap { $0 } ?? []
+    }
+
+    /// Writes a new token (process, monotonic and wall-clock time: never the same twice) into the
+    /// stamps of `resources`. Call with the lock held.
+    private func renewRevocationStamp(for resources: [PermissionResource]) throws(StoreProblem) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let token = Array("\(getpid()) \(now.tv_sec).\(now.tv_nsec) \(WallClockTime.now())\n".utf8)
+        for resource in resources {
+            try replace(locations.revocationStamp(for: appIdentifier, resource), with: token)
+        }
+    }
+
+    private func replace(_ file: String, with bytes: [UInt8]) throws(StoreProblem) {
+        do throws(SecureFile.Problem) {
+            try SecureFile.replaceAtomically(file, with: bytes)
+        } catch {
+            throw StoreProblem(path: file, text: "cannot be written: \(error.text)")
         }
     }
 

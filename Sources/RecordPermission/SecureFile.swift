@@ -81,11 +81,11 @@ enum SecureFile {
         return Array(bytes.prefix(total))
     }
 
-    /// True when `path` names something, following symlinks (a dangling link names nothing).
-    /// The corresponding C function is `stat`.
-    static func exists(_ path: String) -> Bool {
+    /// True when anything at all is at `path`, a dangling symlink included.
+    /// The corresponding C function is `lstat`.
+    static func somethingIsAt(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0
+        return lstat(path, &info) == 0
     }
 
     /// Removes whatever is at `path` without following it: a file or a symlink (never its target)
@@ -200,11 +200,18 @@ enum SecureFile {
         return try body()
     }
 
-    /// A cheap fingerprint of a path's current state (inode, size, change time), to notice writes.
+    /// A cheap fingerprint of a path's current state (inode, size, change time, mode), to notice
+    /// writes: of the path itself and, when it is a symlink, of what it points to as well (the
+    /// administrator's policy may be a link into configuration management).
     static func fingerprint(_ path: String) -> [Int] {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return [] }
-        return [Int(info.st_ino), Int(info.st_size), Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec),
-                Int(info.st_mode)]
+        var link = stat()
+        var target = stat()
+        let linkState = lstat(path, &link) == 0 ? summary(link) : []
+        let targetState = stat(path, &target) == 0 ? summary(target) : []
+        return linkState + [-1] + targetState
+    }
+
+    private static func summary(_ info: stat) -> [Int] {
+        [Int(info.st_ino), Int(info.st_size), Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec), Int(info.st_mode)]
     }
 }

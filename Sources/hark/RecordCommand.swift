@@ -125,6 +125,8 @@ struct RecordCommand: ParsableCommand {
             maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
 
         let gate = HarkManifest.gate
+        // Before consent: a deny or reset while the device opens must still stop the recording.
+        var watch = PermissionWatch(gate: gate)
         let session: RecordingSession
         let scheduling: String
         do {
@@ -147,14 +149,13 @@ struct RecordCommand: ParsableCommand {
         }
 
         var statusLine = StatusLine(device: device, quiet: quiet)
-        var watch = PermissionWatch(gate: gate)
         var lastWatch = MonotonicClock.nanoseconds()
         let summary = session.waitUntilFinished { progress in
             statusLine.update(progress)
-            // Twice a second keeps "stops within a second" with room for the drain; two lstat calls.
+            // Twice a second keeps "stops within a second" with room for the drain; a few stat calls.
             guard MonotonicClock.nanoseconds() - lastWatch >= 500_000_000 else { return nil }
             lastWatch = MonotonicClock.nanoseconds()
-            return watch.isRevoked() ? .permissionRevoked : nil
+            return watch.isRevoked(consent: session.grant.consent) ? .permissionRevoked : nil
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime)

@@ -67,4 +67,36 @@ import Testing
         #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
         try expectFinishedPrefix(output, of: signal)
     }
+
+    /// Nothing is stored for "Allow Once", yet a reset of the microphone from another terminal
+    /// stops that recording too; the log tells the prompt's two kinds of consent apart.
+    @Test func anAllowOnceRecordingStopsWhenTheMicrophoneIsResetAndTheLogSaysHowConsentWasGiven() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes, grantMicrophone: false)
+        try rig.startPulseAudio()
+        let allowed = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", rig.path("a.flac")]), rig: rig)
+        #expect(allowed.waitFor(promptQuestion))
+        allowed.type("a\n")
+        #expect(allowed.finish().status == 0)
+        #expect(try runHark(["permissions", "reset", "microphone"], rig: rig).status == 0)
+
+        let output = rig.path("once.flac")
+        let once = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-o", output]), rig: rig)
+        #expect(once.waitFor(promptQuestion))
+        once.type("o\n")
+        #expect(once.waitFor("REC"))
+        usleep(1_500_000)
+        #expect(try runHark(["permissions", "reset", "microphone"], rig: rig).status == 0)
+        let resetAt = Date()
+        let result = once.finish(timeout: 10)
+        let stopSeconds = Date().timeIntervalSince(resetAt)
+        #expect(stopSeconds < 1, "stopped \(stopSeconds) s after the reset")
+        #expect(result.status == 77, "\(result.screen)")
+        #expect(result.screen.contains("microphone access was revoked"))
+        try expectFinishedPrefix(output, of: signal)
+
+        let log = try entries(rig)
+        #expect(log.map(\.consent) == ["prompt", "once"])
+        #expect(log.map(\.ended) == ["duration", "revoked"])
+    }
 }

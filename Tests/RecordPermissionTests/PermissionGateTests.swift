@@ -105,19 +105,118 @@ import Testing
         #expect(second.authorizationStatus(for: .audio) == .notDetermined)
     }
 
-    @Test func watchNoticesARevocationAndIgnoresUnrelatedChecks() throws {
+    @Test func watchNoticesARevocationAndIgnoresUnrelatedChanges() throws {
         let temporary = TemporaryLocations()
         let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
         try gate.setDecision(.authorized, for: .microphone)
         var watch = PermissionWatch(gate: gate)
-        let unchanged = watch.isRevoked()
+        let unchanged = watch.isRevoked(consent: .stored)
         #expect(!unchanged)
         try gate.setDecision(.authorized, for: .microphone)
-        let stillAllowed = watch.isRevoked()
-        #expect(!stillAllowed, "a change that keeps access is not a revocation")
+        try gate.setDecision(.denied, for: .recordings)
+        try gate.reset(.recordings)
+        let stillAllowed = watch.isRevoked(consent: .stored)
+        #expect(!stillAllowed, "changes that keep the microphone allowed are not a revocation")
         try gate.setDecision(.denied, for: .microphone)
-        let denied = watch.isRevoked()
+        let denied = watch.isRevoked(consent: .stored)
         #expect(denied)
+
+        try gate.setDecision(.authorized, for: .microphone)
+        var afterReset = PermissionWatch(gate: gate)
+        try gate.reset(nil)
+        let reset = afterReset.isRevoked(consent: .stored)
+        #expect(reset, "a reset of everything revokes a stored grant")
+    }
+
+    @Test func allowOnceIsRevokedByADenyOrAResetOfTheMicrophoneOnly() throws {
+        for revoke in ["reset microphone", "reset all", "deny microphone"] {
+            let temporary = TemporaryLocations()
+            let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+            var watch = PermissionWatch(gate: gate)  // created before consent, as hark does
+            guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(.allowOnce)) else {
+                Issue.record("Allow Once must grant")
+                return
+            }
+            #expect(grant.consent == .once)
+            try gate.setDecision(.authorized, for: .recordings)
+            try gate.reset(.recordings)
+            let unrelated = watch.isRevoked(consent: grant.consent)
+            #expect(!unrelated, "\(revoke): the recordings decision does not touch a microphone recording")
+            switch revoke {
+            case "reset microphone": try gate.reset(.microphone)  // nothing is stored for an Allow Once
+            case "reset all": try gate.reset(nil)
+            default: try gate.setDecision(.denied, for: .microphone)
+            }
+            let revoked = watch.isRevoked(consent: grant.consent)
+            #expect(revoked, "\(revoke) stops an Allow Once recording")
+        }
+    }
+
+    @Test func aRevocationBetweenConsentAndTheStartOfTheRecordingIsNotMissed() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.authorized, for: .microphone)
+        var watch = PermissionWatch(gate: gate)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+            Issue.record("a stored grant must grant")
+            return
+        }
+        try gate.setDecision(.denied, for: .microphone)  // while the device would be opening
+        try gate.setDecision(.authorized, for: .microphone)  // and allowed again: the deny still counts
+        let revoked = watch.isRevoked(consent: grant.consent)
+        #expect(revoked)
+
+        // "Allow" at the prompt stores a grant after the watch was created: not a revocation.
+        let fresh = TemporaryLocations()
+        let prompted = PermissionGate(manifest: testManifest, locations: fresh.locations)
+        var promptWatch = PermissionWatch(gate: prompted)
+        guard case .granted(let allowed) = prompted.requestAccess(for: .audio, prompt: ScriptedPrompt(.allow)) else {
+            Issue.record("Allow must grant")
+            return
+        }
+        let afterAllow = promptWatch.isRevoked(consent: allowed.consent)
+        #expect(!afterAllow)
+    }
+
+    @Test func aRestrictionThroughASymlinkedPolicyIsNoticed() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.authorized, for: .microphone)
+        let managed = temporary.root.path + "/managed-policy.json"
+        try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
+        try Data(#"{"microphone": {"restricted": false}}"#.utf8).write(to: URL(fileURLWithPath: managed))
+        try FileManager.default.createSymbolicLink(atPath: temporary.locations.policyFile, withDestinationPath: managed)
+        var watch = PermissionWatch(gate: gate)
+        let before = watch.isRevoked(consent: .stored)
+        #expect(!before && gate.authorizationStatus(for: .audio) == .authorized)
+        try Data(#"{"microphone": {"restricted": true}}"#.utf8).write(to: URL(fileURLWithPath: managed))
+        let after = watch.isRevoked(consent: .stored)
+        #expect(after, "editing the link's target restricts the microphone")
+    }
+
+    @Test func resettingOneResourceKeepsTheOthers() throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.authorized, for: .recordings)
+        try gate.reset(.microphone)
+        #expect(gate.statusDetail(for: .recordings).status == .authorized, "nothing stored for the microphone to forget")
+        try gate.setDecision(.denied, for: .microphone)
+        try gate.reset(.microphone)
+        #expect(gate.statusDetail(for: .microphone).status == .notDetermined)
+        #expect(gate.statusDetail(for: .recordings).status == .authorized)
+        try gate.reset(.recordings)
+        #expect(!FileManager.default.fileExists(atPath: gate.store.path), "the last decision forgotten removes the file")
+    }
+
+    @Test func theAsyncRequestAnswersLikeAVFoundation() async throws {
+        let temporary = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: temporary.locations)
+        try gate.setDecision(.authorized, for: .microphone)
+        let allowed = await gate.requestAccess(for: .audio)
+        #expect(allowed)
+        try gate.setDecision(.denied, for: .microphone)
+        let denied = await gate.requestAccess(for: .audio)
+        #expect(!denied)
     }
 
     @Test(arguments: [
