@@ -77,6 +77,12 @@ public struct AccessLog: Sendable {
             throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
+        // A log made looser by hand (0644, 0666) is private again: it names every recording, and
+        // `entries()` refuses to read one that others could have written.
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o777 != 0o600 {
+            _ = fchmod(descriptor, 0o600)
+        }
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
         guard written == line.count else {
             throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")

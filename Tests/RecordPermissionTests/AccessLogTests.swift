@@ -29,4 +29,16 @@ import Testing
         #expect(kept.last == entry(199))
         #expect(kept.map(\.frames) == Array(kept.first!.frames...199), "the kept entries are the newest, in order")
     }
+
+    @Test func aLogLoosenedByHandIsMadePrivateAgain() throws {
+        let temporary = TemporaryLocations()
+        let log = AccessLog(locations: temporary.locations)
+        try log.append(entry(0))
+        chmod(log.path, 0o666)
+        #expect(log.entries().isEmpty, "a log others could have written is not read")
+        try log.append(entry(1))
+        var info = stat()
+        #expect(lstat(log.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(log.entries() == [entry(0), entry(1)])
+    }
 }

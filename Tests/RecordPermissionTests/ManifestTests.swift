@@ -1,3 +1,5 @@
+import AudioFormat
+import Capture
 import Foundation
 import Testing
 @testable import RecordPermission
@@ -31,6 +33,38 @@ import Testing
                 manifest: AppManifest(appIdentifier: "../escape", displayName: "Bad", microphoneUsageDescription: "why"),
                 locations: TemporaryLocations().locations)
             _ = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(.allow))
+        }
+    }
+
+    /// The rule holds where devices are opened too, not only where access is asked for: a grant
+    /// whose manifest lacks the purpose string (made here through the module's internal
+    /// initializer, as no public path can) stops the program before the device is touched — the
+    /// exit is 70, not the 69 of a device that does not exist.
+    @Test func openingADeviceWithoutAPurposeStringStopsTheProgram() async {
+        let result = await #expect(processExitsWith: .exitCode(70), observing: [\.standardErrorContent]) {
+            let grant = MicrophoneGrant(
+                manifest: AppManifest(appIdentifier: "org.example.silent", displayName: "Silent", microphoneUsageDescription: nil),
+                consent: .stored)
+            let request = CaptureRequest(device: "hark_no_such_device",
+                                         format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000))
+            _ = try? CaptureDevice(opening: request, grant: grant)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("NSMicrophoneUsageDescription"), "\(message)")
+    }
+
+    @Test func probingADeviceOrAskingForAnExistingGrantWithoutAPurposeStringStopsTheProgram() async {
+        await #expect(processExitsWith: .exitCode(70)) {
+            let grant = MicrophoneGrant(
+                manifest: AppManifest(appIdentifier: "org.example.silent", displayName: "Silent", microphoneUsageDescription: ""),
+                consent: .stored)
+            _ = DeviceCapabilities.probe("hark_no_such_device", grant: grant)
+        }
+        await #expect(processExitsWith: .exitCode(70)) {
+            let gate = PermissionGate(
+                manifest: AppManifest(appIdentifier: "org.example.silent", displayName: "Silent", microphoneUsageDescription: nil),
+                locations: TemporaryLocations().locations)
+            _ = gate.existingGrant(for: .audio)
         }
     }
 
