@@ -60,11 +60,16 @@ enum VoiceMemo {
             capture: CaptureRequest(device: device, format: format), output: .file(path: arguments[1]),
             codec: .flac(FLACSettings()), durationSeconds: seconds)
         do {
-            let started = WallClockTime.now()
+            // Watch from before consent: `hark permissions deny microphone --app org.example.voicememo`
+            // (or reset) from another terminal stops the memo within a second, finalized.
+            var watch = PermissionWatch(gate: gate)
             let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
+            let started = WallClockTime.now()
             _ = try session.start()
             say("Voice Memo: recording \(seconds) s from '\(device)'")
-            let summary = session.waitUntilFinished()
+            let summary = session.waitUntilFinished { _ in
+                watch.isRevoked(consent: session.grant.consent) ? .permissionRevoked : nil
+            }
             try? AccessLog().append(AccessLogEntry(
                 start: started, end: .now(), app: manifest.appIdentifier, device: device, format: "\(format), flac",
                 output: arguments[1], frames: summary.frames, consent: session.grant.consent, ended: summary.end.logName))
