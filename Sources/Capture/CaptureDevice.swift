@@ -20,6 +20,10 @@ public final class CaptureDevice: @unchecked Sendable {
     private let scratch: UnsafeMutableRawPointer
     /// What the device agreed to.
     public let negotiated: NegotiatedCapture
+    #if DEBUG
+    /// Faults tests inject at the `snd_pcm_readi` seam; see `CaptureFaultInjection`.
+    private var injectedFaults = CaptureFaultInjection()
+    #endif
 
     /// Opens `request.device` for capture in non-blocking mode and negotiates its parameters.
     ///
@@ -78,9 +82,43 @@ public final class CaptureDevice: @unchecked Sendable {
     /// Reads up to `frames` interleaved frames into `buffer` without blocking.
     /// The corresponding C function is `snd_pcm_readi`.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
+        #if DEBUG
+        if !injectedFaults.isEmpty, let fault = injectedFaults.takeDueFault() {
+            switch fault {
+            case .overrun(let lostFrames):
+                discardFromSource(frames: lostFrames)
+                return .overrun
+            case .suspend:
+                return .suspended
+            }
+        }
+        let frames = injectedFaults.isEmpty ? frames : injectedFaults.framesBeforeNextFault(limit: frames)
+        #endif
         let result = snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(frames))
+        #if DEBUG
+        if result > 0 { injectedFaults.delivered(Int(result)) }
+        #endif
         return result >= 0 ? .frames(Int(result)) : Self.step(forError: Int32(result))
     }
+
+    #if DEBUG
+    /// An injected overrun loses audio as a real one does: `frames` read from the source and
+    /// thrown away.
+    private func discardFromSource(frames: Int) {
+        var remaining = frames
+        while remaining > 0 {
+            let result = snd_pcm_readi(pcm, scratch, snd_pcm_uframes_t(min(remaining, negotiated.periodFrames)))
+            if result > 0 {
+                remaining -= Int(result)
+                injectedFaults.delivered(Int(result))
+            } else if result == -Int(EAGAIN) {
+                _ = snd_pcm_wait(pcm, 100)
+            } else {
+                return
+            }
+        }
+    }
+    #endif
 
     /// Reads up to one period into scratch space whose contents are thrown away.
     func readIntoScratch(frames: Int) -> CaptureStep {
@@ -99,6 +137,13 @@ public final class CaptureDevice: @unchecked Sendable {
     /// The corresponding C functions are `snd_pcm_status` and `snd_pcm_prepare`.
     func recoverFromOverrun() -> Int? {
         var lost = 0
+        #if DEBUG
+        if let injected = injectedFaults.takeInjectedLoss() {
+            guard snd_pcm_prepare(pcm) >= 0 else { return nil }
+            _ = snd_pcm_start(pcm)
+            return injected
+        }
+        #endif
         if snd_pcm_status(pcm, status) >= 0, snd_pcm_status_get_state(status) == SND_PCM_STATE_XRUN {
             var now = snd_htimestamp_t()
             var trigger = snd_htimestamp_t()

@@ -51,8 +51,12 @@ public struct CaptureLoop: Sendable {
     private func captureUntilDone() -> (CaptureEndReason, Int32) {
         let periodFrames = device.negotiated.periodFrames
         let rate = device.negotiated.format.sampleRate
-        // A source more than one device buffer ahead of the wall clock is not live (a file, not a
-        // microphone): waiting for ring space then loses nothing, so it waits instead of dropping.
+        // A source more than one device buffer (plus 0.1% of the time elapsed) ahead of the wall
+        // clock is not live (a file, not a microphone): waiting for ring space then loses nothing,
+        // so it waits instead of dropping. The 0.1% covers a live device whose crystal runs fast
+        // (±100 ppm is common): without it, hours into a recording such a device would look like
+        // a file, and a full ring would block the capture thread into a device overrun instead of
+        // a counted drop. A file source is ahead by orders of magnitude more.
         let liveSlackFrames = device.negotiated.bufferFrames
         let startTime = MonotonicClock.nanoseconds()
         var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
@@ -98,7 +102,7 @@ public struct CaptureLoop: Sendable {
             }
             if isRingFull {
                 let elapsedFrames = (MonotonicClock.nanoseconds() - startTime) / 1000 * rate / 1_000_000
-                if captured > elapsedFrames + liveSlackFrames {
+                if captured > elapsedFrames + liveSlackFrames + elapsedFrames / 1000 {
                     MonotonicClock.sleep(nanoseconds: 1_000_000)
                     continue
                 }

@@ -1,0 +1,81 @@
+#if DEBUG
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Debug builds only: device faults the test rig cannot produce, injected at the `snd_pcm_readi`
+/// seam (STYLE: "a seam tests can mock in debug builds"). Without a sound card nothing overruns
+/// for real — PulseAudio's ALSA plugin never reports a capture overrun, it drops audio silently —
+/// yet the recovery around those faults (`snd_pcm_prepare`, `snd_pcm_resume`, `snd_pcm_start` on
+/// the real PCM), their counting and padding must be tested.
+///
+/// `HARK_DEBUG_CAPTURE_FAULTS` lists faults by the frame count at which they strike:
+///
+///     overrun@96000+12000     after 96000 frames: the next 12000 frames are lost, then -EPIPE
+///     suspend@192000          after 192000 frames: -ESTRPIPE (nothing lost)
+///
+/// separated by commas. Parsed once when the device opens; the capture thread only compares
+/// integers and reads an array it never resizes, so the hot path stays allocation-free.
+struct CaptureFaultInjection {
+    enum Fault: Equatable {
+        case overrun(lostFrames: Int)
+        case suspend
+    }
+
+    private let faults: [(atFrame: Int, fault: Fault)]
+    private var nextIndex = 0
+    /// Frames the source has delivered so far (including those an injected overrun threw away).
+    private var framesDelivered = 0
+    /// The loss of the injected overrun being recovered from, for `takeInjectedLoss()`.
+    private var pendingLoss: Int?
+
+    init(environment name: String = "HARK_DEBUG_CAPTURE_FAULTS") {
+        guard let value = getenv(name) else {
+            faults = []
+            return
+        }
+        faults = String(cString: value).split(separator: ",").compactMap(Self.parse).sorted { $0.atFrame < $1.atFrame }
+    }
+
+    private static func parse(_ text: Substring) -> (atFrame: Int, fault: Fault)? {
+        let parts = text.split(separator: "@")
+        guard parts.count == 2 else { return nil }
+        switch parts[0] {
+        case "overrun":
+            let numbers = parts[1].split(separator: "+").compactMap { Int($0) }
+            guard numbers.count == 2 else { return nil }
+            return (numbers[0], .overrun(lostFrames: numbers[1]))
+        case "suspend":
+            return Int(parts[1]).map { ($0, .suspend) }
+        default:
+            return nil
+        }
+    }
+
+    var isEmpty: Bool { faults.isEmpty }
+
+    /// The fault due before reading on from `framesDelivered`, if any; consumes it.
+    mutating func takeDueFault() -> Fault? {
+        guard nextIndex < faults.count, framesDelivered >= faults[nextIndex].atFrame else { return nil }
+        defer { nextIndex += 1 }
+        let fault = faults[nextIndex].fault
+        if case .overrun(let lost) = fault { pendingLoss = lost }
+        return fault
+    }
+
+    mutating func delivered(_ frames: Int) { framesDelivered += frames }
+
+    /// At most this many frames may be read before the next fault strikes, so it strikes at its
+    /// exact frame whatever the read sizes (the ring's wrap shortens some).
+    func framesBeforeNextFault(limit: Int) -> Int {
+        guard nextIndex < faults.count else { return limit }
+        return max(0, min(limit, faults[nextIndex].atFrame - framesDelivered))
+    }
+
+    /// The loss of an injected overrun, once: what `snd_pcm_status` would have measured.
+    mutating func takeInjectedLoss() -> Int? {
+        defer { pendingLoss = nil }
+        return pendingLoss
+    }
+}
+#endif
