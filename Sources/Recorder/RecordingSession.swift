@@ -225,7 +225,8 @@ public final class RecordingSession {
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
             framesPadded: monitor.framesPadded.load(ordering: .relaxed),
-            framesDropped: monitor.framesDropped.load(ordering: .relaxed), end: end)
+            framesDropped: monitor.framesDropped.load(ordering: .relaxed),
+            framesCaptured: monitor.framesCaptured.load(ordering: .relaxed), end: end)
         return summary
     }
 

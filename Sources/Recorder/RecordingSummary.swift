@@ -76,6 +76,9 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public let framesPadded: Int
     /// Frames dropped because the ring was full.
     public let framesDropped: Int
+    /// Frames the capture thread put into the ring (read plus padded). Once the encoder has
+    /// drained the ring, `frames` equals it unless the output failed first.
+    public let framesCaptured: Int
     public let end: RecordingEnd
 
     public var durationSeconds: Double { format.seconds(forFrames: frames) }

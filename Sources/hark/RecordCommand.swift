@@ -159,6 +159,10 @@ struct RecordCommand: ParsableCommand {
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime)
+        if verbose {
+            // What the drain did, so a stop that lost the ring's contents would show.
+            Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
+        }
         if !quiet { Console.notice(summary.description) }
         if let failure = summary.end.failureMessage {
             throw CommandFailure(message: failure, exitCode: summary.end.exitCode)

@@ -38,7 +38,7 @@ import Testing
         let rig = try ALSATestRig(input: signal.alsaBytes)
         for (index, delay) in [0.02, 0.05, 0.1, 0.15, 0.25].enumerated() {
             let output = rig.path("drain-\(index).\(codec)")
-            let recording = try startHark(["record", "-D", "filecap", "-d", "30", "--compression-level", "8",
+            let recording = try startHark(["record", "-v", "-D", "filecap", "-d", "30", "--compression-level", "8",
                                            "-o", output].filter { codec == "flac" || !$0.hasPrefix("--compression") && $0 != "8" },
                                           rig: rig)
             waitUntilStopSignalsAreBlocked(recording.pid)
@@ -48,6 +48,11 @@ import Testing
             recording.send(SIGINT)  // a second Ctrl-C while draining
             let result = recording.wait(timeout: 30)
             #expect(result.status == 0, "\(result.standardError)")
+            // Everything the capture thread put into the (full) ring reached the file.
+            let drained = try #require(result.standardError.firstMatch(of: /ring drained: (\d+) frames captured, (\d+) encoded/),
+                                       "\(result.standardError)")
+            #expect(Int(drained.1)! == Int(drained.2)! && Int(drained.1)! > 0, "drain run \(index): \(drained.0)")
+            #expect(summaryFrames(result.standardError) == Int(drained.2)!)
             try expectFinished(output, codec: codec, result: result, signal: signal, run: "drain run \(index)")
         }
     }

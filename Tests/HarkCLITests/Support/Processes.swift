@@ -79,6 +79,15 @@ func runHark(_ arguments: [String], rig: ALSATestRig, timeout: Double = 60) thro
     try startHark(arguments, rig: rig).wait(timeout: timeout)
 }
 
+/// Runs hark with `arguments` writing its stdout into a real pipe, as `hark … -o - | reader` does
+/// (a regular file would let hark seek back and rewrite its header). A `cat` reads the pipe into
+/// the returned result's `standardOutput`; the status is hark's own (bash's `pipefail`).
+func runHarkIntoPipe(_ arguments: [String], rig: ALSATestRig, timeout: Double = 60) throws -> ToolResult {
+    let script = #"set -o pipefail; "$@" | cat"#
+    return try RunningProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash", harkBinary.path] + arguments,
+                              environment: rig.environment, scratch: rig.directory).wait(timeout: timeout)
+}
+
 /// Starts hark with `arguments` in the rig's environment, for tests that signal or race it.
 func startHark(_ arguments: [String], rig: ALSATestRig) throws -> RunningProcess {
     try RunningProcess(harkBinary, arguments, environment: rig.environment, scratch: rig.directory)
