@@ -43,6 +43,15 @@ public final class FLACEncoder: AudioEncoder {
     /// The VORBIS_COMMENT block; libFLAC keeps only the pointer, so it lives as long as the encoder.
     private var commentBlock: UnsafeMutablePointer<FLAC__StreamMetadata>?
 
+    /// Whether libFLAC decodes each frame again and compares (`--verify`), read back from it.
+    /// The corresponding C function is `FLAC__stream_encoder_get_verify`.
+    public var isVerifying: Bool { FLAC__stream_encoder_get_verify(encoder) != 0 }
+
+    /// The block size and the highest LPC order the compression level set, read back from libFLAC.
+    /// The corresponding C functions are `FLAC__stream_encoder_get_blocksize` and `…_get_max_lpc_order`.
+    public var blockSize: Int { Int(FLAC__stream_encoder_get_blocksize(encoder)) }
+    public var maxLPCOrder: Int { Int(FLAC__stream_encoder_get_max_lpc_order(encoder)) }
+
     /// Sets up libFLAC for `format` and writes the stream header.
     ///
     /// `expectedSeconds` (the recording's `-d`, if any) sizes a seekable output's seek table:

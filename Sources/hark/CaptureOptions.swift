@@ -7,22 +7,23 @@ struct CaptureOptions: ParsableArguments {
     @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device (see 'hark devices').", valueName: "name"))
     var device = "default"
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Sample rate in Hz (1000–768000).", valueName: "hz"))
+    // Numbers are parsed unconditionally, so `-r -1` is "outside 1000–768000", not "missing value".
+    @Option(name: .shortAndLong, parsing: .unconditional, help: ArgumentHelp("Sample rate in Hz (1000–768000).", valueName: "hz"))
     var rate = 48_000
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Channels (1–8; Opus: 1–2).", valueName: "n"))
+    @Option(name: .shortAndLong, parsing: .unconditional, help: ArgumentHelp("Channels (1–8; Opus: 1–2).", valueName: "n"))
     var channels = 2
 
     @Option(name: [.customShort("f"), .customLong("sample-format")],
             help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (stored as 24-bit in FLAC).", valueName: "format"))
     var sampleFormat = "S16_LE"
 
-    @Option(name: .customLong("period-time"),
-            help: ArgumentHelp("Device period in microseconds.", valueName: "µs"))
+    @Option(name: [.customShort("F"), .customLong("period-time")], parsing: .unconditional,
+            help: ArgumentHelp("Device period in microseconds (as arecord's -F).", valueName: "µs"))
     var periodTime = CaptureRequest.defaultPeriodMicroseconds
 
-    @Option(name: .customLong("buffer-time"),
-            help: ArgumentHelp("Device buffer in microseconds.", valueName: "µs"))
+    @Option(name: [.customShort("B"), .customLong("buffer-time")], parsing: .unconditional,
+            help: ArgumentHelp("Device buffer in microseconds (as arecord's -B).", valueName: "µs"))
     var bufferTime = CaptureRequest.defaultBufferMicroseconds
 
     @Flag(name: .customLong("pad-overruns"),

@@ -19,7 +19,7 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
 
 /// FLAC's options.
 struct FLACOptions: ParsableArguments {
-    @Option(name: .customLong("compression-level"), help: ArgumentHelp("FLAC compression level 0–8 (default 5).", valueName: "n"))
+    @Option(name: .customLong("compression-level"), parsing: .unconditional, help: ArgumentHelp("FLAC compression level 0–8 (default 5).", valueName: "n"))
     var compressionLevel: Int?
 
     @Flag(help: "FLAC: decode every frame while encoding and compare with the input.")
@@ -59,22 +59,22 @@ extension OpusSettings.Application: ExpressibleByArgument {}
 
 /// Ogg Opus's options, named after opusenc's.
 struct OpusOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Opus bitrate in kb/s, 6–512 (default as opusenc: 64 mono, 96 stereo).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Opus bitrate in kb/s, 6–512 (default as opusenc: 64 mono, 96 stereo).",
                                valueName: "kbps"))
     var bitrate: Double?
 
     @Flag var bitrateMode: OpusSettings.BitrateMode?
 
-    @Option(help: ArgumentHelp("Opus encoder complexity 0–10 (default 10).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Opus encoder complexity 0–10 (default 10).", valueName: "n"))
     var complexity: Int?
 
-    @Option(name: .customLong("frame-size"), help: ArgumentHelp("Opus frame size in ms: 2.5, 5, 10, 20, 40, 60 (default 20).", valueName: "ms"))
+    @Option(name: .customLong("frame-size"), parsing: .unconditional, help: ArgumentHelp("Opus frame size in ms: 2.5, 5, 10, 20, 40, 60 (default 20).", valueName: "ms"))
     var frameSize: Double?
 
     @Option(help: ArgumentHelp("Opus application: audio, voip or lowdelay (default audio).", valueName: "type"))
     var application: OpusSettings.Application?
 
-    @Option(name: .customLong("max-delay"),
+    @Option(name: .customLong("max-delay"), parsing: .unconditional,
             help: ArgumentHelp("Opus: longest time audio waits before its Ogg page is written, 0–1000 ms (default 200).", valueName: "ms"))
     var maxDelay: Int?
 

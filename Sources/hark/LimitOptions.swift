@@ -3,12 +3,12 @@ import ArgumentParser
 /// `--max-size` and `--max-file-time`: when a recording stops at a size, and how it is split
 /// into consecutive files.
 struct LimitOptions: ParsableArguments {
-    @Option(name: .customLong("max-size"),
+    @Option(name: .customLong("max-size"), parsing: .unconditional,
             help: ArgumentHelp("Stop cleanly before the output reaches this size: bytes, or with k, M or G (powers of 1024), e.g. 650M.",
                                valueName: "size"))
     var maxSize: ByteSize?
 
-    @Option(name: .customLong("max-file-time"),
+    @Option(name: .customLong("max-file-time"), parsing: .unconditional,
             help: ArgumentHelp("Start a new file every this many seconds; -o may hold strftime patterns such as rec-%Y%m%d-%H%M%S.flac, and a name that repeats gets -2, -3, … SIGUSR1 starts a new file at once.",
                                valueName: "seconds"))
     var maxFileTime: Double?

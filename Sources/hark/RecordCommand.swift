@@ -36,10 +36,11 @@ struct RecordCommand: ParsableCommand {
                                valueName: "codec"))
     var format: OutputFormat?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Stop after this many seconds (decimals allowed).", valueName: "seconds"))
+    @Option(name: .shortAndLong, parsing: .unconditional,
+            help: ArgumentHelp("Stop after this many seconds (decimals allowed).", valueName: "seconds"))
     var duration: Double?
 
-    @Option(name: .customLong("ring-seconds"),
+    @Option(name: .customLong("ring-seconds"), parsing: .unconditional,
             help: ArgumentHelp("Audio the ring between capture and encoder holds, 0.05–60 s (rounded up to a power of two frames, at least four periods). Frames are dropped, and counted, only when it is full.",
                                valueName: "seconds"))
     var ringSeconds = RecordingConfiguration.defaultRingSeconds
@@ -62,6 +63,9 @@ struct RecordCommand: ParsableCommand {
                 throw ValidationError("duration must be a positive number of seconds")
             }
             guard duration <= 366 * 86_400 else { throw ValidationError("duration \(duration) s is longer than a year") }
+            guard Int((duration * Double(capture.rate)).rounded()) >= 1 else {
+                throw ValidationError("duration \(duration) s is shorter than one sample at \(capture.rate) Hz")
+            }
         }
         guard ringSeconds.isFinite, (0.05...60).contains(ringSeconds) else {
             throw ValidationError("ring size \(ringSeconds) s is outside 0.05–60")
@@ -80,7 +84,7 @@ struct RecordCommand: ParsableCommand {
             guard capture.channels <= 2 else {
                 throw ValidationError("""
                     Opus output takes 1 or 2 channels: for \(capture.channels), RFC 7845 needs Vorbis channel order, \
-                    and ALSA does not say which order the device delivers; record FLAC instead
+                    and hark does not yet map ALSA's channel positions to it (not every device reports them); record FLAC instead
                     """)
             }
         }

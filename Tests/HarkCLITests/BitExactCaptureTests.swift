@@ -49,6 +49,30 @@ import Testing
         #expect(decoded == signal.samples, "\(firstDifference(decoded, signal.samples))")
     }
 
+    /// The default level is 5 (the same bytes as `--compression-level 5`), a level changes the
+    /// file (0 is larger than 8), `--verify` changes nothing in it, and `--format flac` wins over
+    /// an `.opus` name.
+    @Test func compressionLevelVerifyAndForcedFormatReachTheFile() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        func record(_ name: String, _ extra: [String]) throws -> Data {
+            let result = try runHark(["record", "-D", "filecap", "-d", "3", "--no-auto-tags", "-o", rig.path(name)] + extra, rig: rig)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try FLACTools.decode(rig.path(name), bitsPerSample: 16) == signal.samples, "\(name)")
+            return try Data(contentsOf: URL(fileURLWithPath: rig.path(name)))
+        }
+        let standard = try record("default.flac", [])
+        #expect(try record("five.flac", ["--compression-level", "5"]) == standard)
+        #expect(try record("verified.flac", ["--compression-level", "5", "--verify"]) == standard)
+        let fastest = try record("zero.flac", ["--compression-level", "0"])
+        let smallest = try record("eight.flac", ["--compression-level", "8"])
+        #expect(fastest.count > smallest.count, "level 0: \(fastest.count) bytes, level 8: \(smallest.count)")
+        #expect(fastest != standard && smallest != standard)
+        let forced = try record("forced.opus", ["--format", "flac"])
+        #expect(forced.prefix(4) == Data("fLaC".utf8) && forced == standard)
+    }
+
     @Test func floatInputIsStoredAs24BitFLAC() throws {
         let format = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
         let signal = TestSignal(format: format, frames: 48_000)
