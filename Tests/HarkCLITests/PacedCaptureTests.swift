@@ -69,6 +69,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: rig.path("x.flac")))
     }
 
+    @Test func sampleFormatTheDeviceRefusesIsReportedWithWhatItSupports() throws {
+        // ALSA's `linear` plugin converts integer formats only: it refuses float.
+        let rig = try ALSATestRig(input: Data(), extraConfiguration: #"pcm.linearonly { type linear; slave { pcm "null"; format S16_LE } }"#)
+        let result = try runHark(["record", "-D", "linearonly", "-f", "FLOAT_LE", "-d", "1", "-o", rig.path("x.flac")], rig: rig)
+        #expect(result.status == 69)
+        #expect(result.errorLines == ["hark: capture device 'linearonly' does not support sample format FLOAT_LE; it supports S16_LE, S24_LE, S32_LE"],
+                "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("x.flac")))
+    }
+
     @Test func deviceThatVanishesEndsTheRecordingWithAFinishedFile() throws {
         let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
