@@ -35,10 +35,12 @@ final class EncoderLoop: @unchecked Sendable {
     private let minimumStepFrames: Int
     /// Set once the size limit stopped the recording; later frames are drained and discarded.
     let sizeLimitReached = Atomic<Bool>(false)
-    /// Set by a session thread that waits in `StopSignals.wait` with the signals blocked: the loop
-    /// then wakes it when done. Without that (a signal nobody blocks would end the process) it
-    /// is left to poll.
-    let wakesWaiter = Atomic<Bool>(false)
+    /// The thread (`pthread_t`) that waits in `StopSignals.wait` with the signals blocked, stored
+    /// by it (release) before it waits; 0 when none. The loop wakes that thread, and only that
+    /// thread, when done (acquire pairs with the store). Without one it is left to poll: a wake
+    /// directed at the process could land on a thread of an embedding program that does not
+    /// block it, and end the process.
+    let waiterThread = Atomic<UInt>(0)
     /// Set with release once the loop has returned; `outcome` is then final.
     private let done = Atomic<Bool>(false)
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
@@ -82,7 +84,8 @@ final class EncoderLoop: @unchecked Sendable {
             }
         }
         done.store(true, ordering: .releasing)
-        if wakesWaiter.load(ordering: .acquiring) { StopSignals.wakeWaiter() }
+        let waiter = waiterThread.load(ordering: .acquiring)
+        if waiter != 0 { StopSignals.wake(waiter) }
     }
 
     private func drainUntilCaptureEnds() -> EncoderError? {

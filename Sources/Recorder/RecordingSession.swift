@@ -182,7 +182,7 @@ public final class RecordingSession {
     public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
-        if StopSignals.areBlocked { encoderLoop.wakesWaiter.store(true, ordering: .releasing) }
+        if StopSignals.areBlocked { encoderLoop.waiterThread.store(UInt(pthread_self()), ordering: .releasing) }
         while !encoderLoop.isDone {
             // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
             if let signal = StopSignals.wait(milliseconds: 100) {

@@ -13,10 +13,11 @@ public enum StopSignals {
     static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
     /// SIGUSR1: start a new file at once (a split recording). Taken like the stop signals.
     public static let newFile = SIGUSR1
-    /// SIGUSR2, sent by hark to itself when the encoder has finished, so the session thread stops
-    /// waiting at once instead of at the end of its 100 ms wait (every recording ended up to a
-    /// tenth of a second late). Only sent while the stop signals are blocked, as they then are in
-    /// every thread; one from outside is harmless (the session thread just looks again).
+    /// SIGUSR2, sent by the encoder thread to the session thread (`pthread_kill`, never to the
+    /// process) when the encoder has finished, so the session thread stops waiting at once instead
+    /// of at the end of its 100 ms wait (every recording ended up to a tenth of a second late).
+    /// Only sent to a thread that blocks it; one from outside is harmless (the session thread just
+    /// looks again) while the signals are blocked, as they are in every thread of hark.
     static let wake = SIGUSR2
 
     /// Blocks the stop signals for this thread and the threads it starts, and turns SIGPIPE and
@@ -53,10 +54,11 @@ public enum StopSignals {
         return sigismember(&current, wake) == 1
     }
 
-    /// Wakes the thread waiting in `wait(milliseconds:)`. Async-signal-safe, allocates nothing.
-    /// The corresponding C function is `kill`.
-    static func wakeWaiter() {
-        kill(getpid(), wake)
+    /// Wakes `thread`, waiting in `wait(milliseconds:)` with the signals blocked: the signal is
+    /// pending on that thread alone, which `sigtimedwait` takes. Async-signal-safe, allocates nothing.
+    /// The corresponding C function is `pthread_kill`.
+    static func wake(_ thread: UInt) {
+        pthread_kill(pthread_t(thread), wake)
     }
 
     /// The signal's conventional name, e.g. "SIGINT".

@@ -38,6 +38,16 @@ private final class SessionState: @unchecked Sendable {
         StopSignals.block()
     }
 
+    /// A session with no end, started and left running: the steady-state benchmark's subject.
+    func startEndless(_ codec: CodecSettings, to name: String) throws -> RecordingSession {
+        let configuration = RecordingConfiguration(
+            capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
+            output: .file(path: directory + "/" + name), codec: codec, durationSeconds: nil)
+        let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio, prompt: NoPrompt()) }
+        _ = try session.start()
+        return session
+    }
+
     func record(_ codec: CodecSettings, to name: String) throws -> RecordingSummary {
         let configuration = RecordingConfiguration(
             capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
@@ -67,6 +77,7 @@ struct BenchmarkSetupError: Error {
 
 func registerSessionBenchmark() {
     let state = SetupState<SessionState>()
+    registerSteadyStateSessionBenchmarks(state)
     for (name, codec) in [("FLAC_level5", CodecSettings.flac(FLACSettings())),
                           ("Opus_128kbps", .opus(OpusSettings(bitrateKbps: 128)))] {
         Benchmark("Session_60s_unpaced_ALSA_file_plugin_to_\(name)",
@@ -78,6 +89,38 @@ func registerSessionBenchmark() {
             }
         } setup: {
             if state.value == nil { state.value = try SessionState() }
+        }
+    }
+}
+
+/// The capture thread and the encoder thread at work, measured from outside: a session without an
+/// end runs in the background (started in setup, unpaced through the file plugin; once the input
+/// file ends, the file plugin passes on the null device's silence, still through every stage), and
+/// each iteration waits while one second of audio goes device → ring → encoder → file. Whatever
+/// those threads allocate meanwhile is counted (jemalloc's statistics are process-wide), so the
+/// malloc threshold of 0 covers the real loops — `CaptureLoop`, `EncoderLoop`, the encoders and the
+/// output — not just their parts. The waiting thread only sleeps and reads an atomic.
+private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionState>) {
+    let running = SetupState<RecordingSession>()
+    for (name, codec) in [("FLAC_level5", CodecSettings.flac(FLACSettings())),
+                          ("Opus_128kbps", .opus(OpusSettings(bitrateKbps: 128)))] {
+        Benchmark("Session_steady_state_capture_ring_encode_write_1s_\(name)",
+                  configuration: HotPath.configuration) { benchmark in
+            let session = running.value!
+            for _ in benchmark.scaledIterations {
+                let target = session.framesCaptured + 48_000
+                while session.framesCaptured < target { usleep(500) }
+            }
+        } setup: {
+            if state.value == nil { state.value = try SessionState() }
+            let session = try state.value!.startEndless(codec, to: "steady.\(name.hasPrefix("FLAC") ? "flac" : "opus")")
+            // Past the first writes (libopusenc makes its buffers then) before anything is measured.
+            while session.framesCaptured < 5 * 48_000 { usleep(1_000) }
+            running.value = session
+        } teardown: {
+            let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
+            precondition(summary.framesDropped == 0 && summary.end == .signal("teardown"), "steady session failed: \(summary)")
+            running.value = nil
         }
     }
 }
