@@ -29,10 +29,13 @@ public struct OpusSettings: Sendable, Equatable {
     public var application: Application
     /// Longest time audio may wait in the Ogg muxer before its page is written, in milliseconds.
     ///
-    /// 200 ms by default, below opusenc's 1000 ms: a pipe reader gets audio within a quarter second
-    /// (first audio page measured at about 230 ms), and a killed recorder loses at most that much.
-    /// The price is a 27-byte page header five times a second instead of once: 0.8% of a 128 kb/s
-    /// stream instead of 0.2%. 0 writes every packet on its own page.
+    /// 200 ms by default, below opusenc's 1000 ms: a pipe reader gets the first audio page about
+    /// 310 ms after the command starts (210 ms at 100; README "Measured": `latency-probe ogg hark
+    /// record -q -D pacedcap --format opus [--max-delay 100] -o -`), each later page at most this
+    /// delay plus a capture period after its first audio, and a killed recorder loses only the
+    /// page not yet written and the period being captured. The price is a 27-byte page header
+    /// five times a second instead of once: 0.8% of a 128 kb/s stream instead of 0.2%. 0 writes
+    /// every packet on its own page.
     public var maxDelayMilliseconds: Int
     /// OpusTags' tags, written as given (the recorder adds ENCODER and the rest).
     public var tags: StreamTags

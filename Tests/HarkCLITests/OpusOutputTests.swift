@@ -76,10 +76,19 @@ import Testing
         let format = Self.format()
         let rig = try ALSATestRig(input: TestSignal(format: format, frames: 3 * 48_000).alsaBytes)
         let wav = rig.path("piped.wav")
-        let pipeline = harkCommand(["record", "-D", "filecap", "-d", "3", "--format", "opus", "-o", "-"])
-            + " | opusdec --quiet --force-wav - " + shellQuoted(wav)
-        let result = try runTool("sh", ["-c", pipeline], environment: rig.environment)
-        #expect(result.status == 0, "\(result.standardError)")
+        let stream = rig.path("piped.opus")
+        // bash, for pipefail and PIPESTATUS: every stage's exit status, hark's first, so a hark that
+        // fails after writing a decodable start cannot pass.
+        let pipeline = "set -o pipefail; "
+            + harkCommand(["record", "-D", "filecap", "-d", "3", "--format", "opus", "-o", "-"])
+            + " | tee " + shellQuoted(stream) + " | opusdec --quiet --force-wav - " + shellQuoted(wav)
+            + "; statuses=\"${PIPESTATUS[*]}\"; echo \"$statuses\"; [ \"$statuses\" = \"0 0 0\" ]"
+        let result = try runTool("bash", ["-c", pipeline], environment: rig.environment)
+        let statuses = String(decoding: result.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(result.status == 0 && statuses == "0 0 0", "hark, tee, opusdec exited \(statuses): \(result.standardError)")
+        let info = try OpusTools.info(stream)
+        #expect(info.isClean, "\(info.text)")
+        #expect(OggPage.pages(of: try Data(contentsOf: URL(fileURLWithPath: stream))).last?.isEndOfStream == true)
         let decoded = try WAVFile.read16Bit(Data(contentsOf: URL(fileURLWithPath: wav)))
         #expect(decoded.samples.count / 2 == 144_000)
     }

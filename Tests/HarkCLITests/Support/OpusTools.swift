@@ -66,30 +66,6 @@ enum WAVFile {
     }
 }
 
-/// The Ogg pages of a file: enough to check the EOS flag and granule positions (RFC 3533).
-struct OggPage {
-    let headerType: UInt8
-    let granulePosition: Int64
-
-    var isEndOfStream: Bool { headerType & 0x04 != 0 }
-
-    static func pages(of data: Data) -> [OggPage] {
-        let bytes = [UInt8](data)
-        var pages: [OggPage] = []
-        var offset = 0
-        while offset + 27 <= bytes.count, bytes[offset..<offset + 4].elementsEqual("OggS".utf8) {
-            var granule: Int64 = 0
-            for index in 0..<8 { granule |= Int64(bytes[offset + 6 + index]) << (8 * index) }
-            let segments = Int(bytes[offset + 26])
-            guard offset + 27 + segments <= bytes.count else { break }
-            let bodySize = bytes[(offset + 27)..<(offset + 27 + segments)].reduce(0) { $0 + Int($1) }
-            pages.append(OggPage(headerType: bytes[offset + 5], granulePosition: granule))
-            offset += 27 + segments + bodySize
-        }
-        return pages
-    }
-}
-
 /// Signal-to-noise ratio in dB of `decoded` against `reference` (one channel each), after finding
 /// the lag within ±`maxLag` samples that best aligns them.
 func alignedSNR(reference: [Double], decoded: [Double], maxLag: Int = 960) -> (snr: Double, lag: Int) {
