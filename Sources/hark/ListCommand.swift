@@ -24,9 +24,15 @@ struct ListCommand: ParsableCommand {
         var text = ""
         for entry in saved {
             let seconds = Double(entry.frames) / Double(PermissionsCommand.Log.sampleRate(entry.format) ?? 1)
-            var info = stat()
-            let missing = stat(entry.output, &info) == 0 ? "" : "  (missing)"
-            text += "\(entry.start)  \(SecondsText.format(seconds)) s  \(entry.output)\(missing)\n"
+            let heading = "\(entry.start)  \(SecondsText.format(seconds)) s  "
+            // A split recording logs its files joined with ", " (library names hold no commas):
+            // one line each, the later ones under the first.
+            for (index, file) in entry.output.split(separator: ", ").map(String.init).enumerated() {
+                var info = stat()
+                let missing = stat(file, &info) == 0 ? "" : "  (missing)"
+                let lead = index == 0 ? heading : String(repeating: " ", count: heading.count)
+                text += "\(lead)\(file)\(missing)\n"
+            }
         }
         print(text, terminator: "")
     }

@@ -52,6 +52,22 @@ import Testing
         #expect(afterDelete.contains("\(saved[0])  (missing)"), "\(afterDelete)")
     }
 
+    @Test func aSplitRecordingIsListedFileByFile() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 3 * 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        let result = try runHark(["record", "-D", "filecap", "-d", "2.5", "--max-file-time", "1"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let saved = libraryFiles(rig.path("Recordings"))
+        #expect(saved.count == 3, "\(saved)")
+        let lines = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0].contains("  2.500 s  "), "\(lines)")
+        for name in saved {
+            #expect(lines.filter { $0.hasSuffix("/" + name) }.count == 1, "\(name) on a line of its own: \(lines)")
+        }
+        #expect(!lines.joined().contains("missing"), "\(lines)")
+    }
+
     @Test func withoutAMusicFolderTheLibraryIsHomeRecordings() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
         #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
