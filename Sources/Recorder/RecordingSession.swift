@@ -182,7 +182,8 @@ public final class RecordingSession {
     public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
-        if StopSignals.areBlocked { encoderLoop.waiterThread.store(UInt(pthread_self()), ordering: .releasing) }
+        let isWokenByTheEncoder = StopSignals.areBlocked
+        if isWokenByTheEncoder { encoderLoop.waiterThread.store(UInt(pthread_self()), ordering: .releasing) }
         while !encoderLoop.isDone {
             // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
             if let signal = StopSignals.wait(milliseconds: 100) {
@@ -202,7 +203,11 @@ public final class RecordingSession {
             }
         }
         captureThread.take()?.join()
+        // The encoder thread signals this thread after marking itself done; joining it means the
+        // signal was sent while this thread was alive. One that came after the loop saw `isDone`
+        // is still pending here: taken, so none is left for a caller that unblocks SIGUSR2 later.
         encoderThread.take()?.join()
+        if isWokenByTheEncoder { StopSignals.discardPendingWake() }
         if let splitter { splitter.synchronize() } else { output.synchronize() }
 
         let end: RecordingEnd

@@ -61,6 +61,16 @@ public enum StopSignals {
         pthread_kill(pthread_t(thread), wake)
     }
 
+    /// Takes a wake still pending on this thread (it arrived after the waiter had stopped waiting).
+    /// The corresponding C function is `sigtimedwait`, with a zero timeout.
+    static func discardPendingWake() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, wake)
+        var immediately = timespec(tv_sec: 0, tv_nsec: 0)
+        while sigtimedwait(&set, nil, &immediately) == wake {}
+    }
+
     /// The signal's conventional name, e.g. "SIGINT".
     static func name(of signal: Int32) -> String {
         switch signal {
