@@ -11,21 +11,18 @@ import Testing
     func aFullDiskExits74WithAFileValidUpToTheFailure(_ codec: String) throws {
         let signal = TestSignal(format: Self.format, frames: 60 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
-        let mountPoint = rig.path("small-disk")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try runTool("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
-        try #require(mounted.status == 0, "mount failed: \(mounted.standardError)")
-        defer { _ = try? runTool("umount", [mountPoint]) }
-        let output = mountPoint + "/full.\(codec)"
-        // 60 s is 2.0 MB of FLAC, and of Opus at 256 kb/s: twice the disk.
-        let result = try runHark(["record", "-D", "filecap", "-d", "60", "-o", output]
-                                 + (codec == "opus" ? ["--bitrate", "256"] : []), rig: rig)
-        #expect(result.status == 74, "\(result.standardError)")
-        #expect(result.errorLines.last == "hark: cannot write the output: the disk is full", "\(result.standardError)")
-        #expect(result.errorLines.filter { !$0.hasPrefix("hark: ● recording") && !$0.hasPrefix("hark: recorded") }.count == 1)
-        // Decode a copy: the decoders write next to their input, and this disk is full.
         let copy = rig.path("copied.\(codec)")
-        try FileManager.default.copyItem(atPath: output, toPath: copy)
+        try rig.withSmallDisk(size: "1m") { mountPoint in
+            let output = mountPoint + "/full.\(codec)"
+            // 60 s is 2.0 MB of FLAC, and of Opus at 256 kb/s: twice the disk.
+            let result = try runHark(["record", "-D", "filecap", "-d", "60", "-o", output]
+                                     + (codec == "opus" ? ["--bitrate", "256"] : []), rig: rig)
+            #expect(result.status == 74, "\(result.standardError)")
+            #expect(result.errorLines.last == "hark: cannot write the output: the disk is full", "\(result.standardError)")
+            #expect(result.errorLines.filter { !$0.hasPrefix("hark: ● recording") && !$0.hasPrefix("hark: recorded") }.count == 1)
+            // Decode a copy: the decoders write next to their input, and this disk is full.
+            try FileManager.default.copyItem(atPath: output, toPath: copy)
+        }
         try expectValidPrefix(copy, codec: codec, signal: signal)
     }
 

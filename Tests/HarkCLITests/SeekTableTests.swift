@@ -83,16 +83,13 @@ import Testing
     func aFullDiskKeepsOnlySeekPointsInsideTheSalvagedFile() throws {
         let signal = TestSignal(format: Self.format, frames: 60 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
-        let mountPoint = rig.path("small-disk")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        // 5 MiB holds about 27 s of this signal's FLAC: points for 0, 10 and 20 s fit, 30–50 s do not.
-        let mounted = try runTool("mount", ["-t", "tmpfs", "-o", "size=5m", "tmpfs", mountPoint])
-        try #require(mounted.status == 0, "mount failed: \(mounted.standardError)")
-        defer { _ = try? runTool("umount", [mountPoint]) }
-        let result = try runHark(["record", "-D", "filecap", "-d", "60", "-o", mountPoint + "/full.flac"], rig: rig)
-        #expect(result.status == 74, "\(result.standardError)")
         let output = rig.path("salvaged.flac")
-        try FileManager.default.copyItem(atPath: mountPoint + "/full.flac", toPath: output)
+        // 5 MiB holds about 27 s of this signal's FLAC: points for 0, 10 and 20 s fit, 30–50 s do not.
+        try rig.withSmallDisk(size: "5m") { mountPoint in
+            let result = try runHark(["record", "-D", "filecap", "-d", "60", "-o", mountPoint + "/full.flac"], rig: rig)
+            #expect(result.status == 74, "\(result.standardError)")
+            try FileManager.default.copyItem(atPath: mountPoint + "/full.flac", toPath: output)
+        }
 
         #expect(try FLACTools.test(output).status == 0)
         let total = try #require(try FLACTools.totalSamples(output))

@@ -1,5 +1,6 @@
 import AudioFormat
 import Foundation
+import Testing
 
 /// A private ALSA configuration for one test, in its own temp dir, giving real ALSA capture with no
 /// sound card (DESIGN.md §6):
@@ -108,4 +109,17 @@ final class PulseAudioServer {
 struct TestRigError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension ALSATestRig {
+    /// Runs `body` with a tmpfs of `size` (mount's syntax: "1m", "5m") mounted at a fresh
+    /// directory in the rig, passing its path; unmounts it afterwards. Needs root.
+    func withSmallDisk(size: String, _ body: (String) throws -> Void) throws {
+        let mountPoint = path("small-disk")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try runTool("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mount failed: \(mounted.standardError)")
+        defer { _ = try? runTool("umount", [mountPoint]) }
+        try body(mountPoint)
+    }
 }
