@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "hark-signal", dependencies: ["SignalGenerator", "AudioFormat"], path: "samples/MusicSignal"),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Realtime"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),

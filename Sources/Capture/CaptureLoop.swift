@@ -10,8 +10,9 @@ import Glibc
 /// the device (non-blocking, waiting in `snd_pcm_wait`), copies nothing (frames land in the ring
 /// directly), and wakes the encoder with a semaphore post. Overruns (-EPIPE) and suspends
 /// (-ESTRPIPE) are recovered as arecord recovers them and counted, audio a sound server dropped
-/// without saying so is found by `TimelineGuard`, and either loss can be padded with silence; any
-/// other device error ends capture with `.deviceLost`.
+/// without saying so is found by `TimelineGuard`, and either loss can be padded with silence (a
+/// gap in `silence`, which the encoder thread fills); any other device error ends capture with
+/// `.deviceLost`.
 public struct CaptureLoop: Sendable {
     public let device: CaptureDevice
     public let ring: FrameRingBuffer
@@ -22,13 +23,13 @@ public struct CaptureLoop: Sendable {
     public let frameLimit: Int?
     /// A device that delivers nothing for this long is treated as lost.
     public let stallTimeoutNanoseconds: Int
-    /// Whether time the source lost (overruns, audio a sound server dropped) is filled with
-    /// silence, so the recording's timeline stays true to the wall clock.
-    public let padsLostTime: Bool
+    /// Where time the source lost (overruns, audio a sound server dropped) is scheduled as silence,
+    /// so the recording's timeline stays true to the wall clock; nil to leave lost time out.
+    public let silence: SilenceSchedule?
 
     public init(
         device: CaptureDevice, ring: FrameRingBuffer, monitor: CaptureMonitor, dataReady: WakeSignal,
-        frameLimit: Int?, padsLostTime: Bool = false, stallTimeoutNanoseconds: Int = 5_000_000_000
+        frameLimit: Int?, silence: SilenceSchedule? = nil, stallTimeoutNanoseconds: Int = 5_000_000_000
     ) {
         precondition(ring.bytesPerFrame == device.negotiated.format.bytesPerFrame, "ring and device frame sizes differ")
         self.device = device
@@ -37,7 +38,7 @@ public struct CaptureLoop: Sendable {
         self.dataReady = dataReady
         self.frameLimit = frameLimit
         self.stallTimeoutNanoseconds = stallTimeoutNanoseconds
-        self.padsLostTime = padsLostTime
+        self.silence = silence
     }
 
     /// Runs until stopped, the frame limit is reached, or the device fails. Call on the capture thread.
@@ -61,10 +62,12 @@ public struct CaptureLoop: Sendable {
         let startTime = MonotonicClock.nanoseconds()
         var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
         // Invariant: `captured` counts the frames of the recording's timeline (read from the device,
-        // plus silence padded in); `accounted` counts what the source delivered plus what it was
-        // found to have lost. Both only grow.
+        // stored or dropped, plus silence scheduled); `accounted` counts what the source delivered
+        // plus what it was found to have lost; `committed` counts the frames stored in the ring,
+        // the positions of silence gaps. All three only grow.
         var captured = 0
         var accounted = 0
+        var committed = 0
         // Time spent in waits that brought no audio, each wait counted at most 200 ms. Not wall
         // time since the last audio: a process that was stopped (SIGSTOP, a paused VM) comes back
         // to a long gap, which is not a sign of a dead device.
@@ -75,13 +78,18 @@ public struct CaptureLoop: Sendable {
             accounted += lostFrames
             monitor.overruns.add(1, ordering: .relaxed)
             monitor.framesLostToOverruns.add(lostFrames, ordering: .relaxed)
-            guard padsLostTime else { return }
+            guard let silence else { return }
+            // A loss found late (on a loaded machine the timeline settles seconds after the stall)
+            // may be longer than what is left of a `-d` recording: the recording then ends with
+            // silence, exactly `-d` long, and the rest of the loss is reported as not padded.
             let room = frameLimit.map { $0 - captured } ?? lostFrames
-            let padded = writeSilence(frames: min(lostFrames, room))
-            captured += padded
-            monitor.framesPadded.add(padded, ordering: .relaxed)
-            monitor.framesCaptured.store(captured, ordering: .relaxed)
-            dataReady.signal()
+            let padding = min(lostFrames, room)
+            if padding > 0, silence.schedule(SilenceSchedule.Gap(position: committed, frames: padding)) {
+                captured += padding
+                monitor.framesPadded.add(padding, ordering: .relaxed)
+                monitor.framesCaptured.store(captured, ordering: .relaxed)
+                dataReady.signal()
+            }
         }
 
         while !monitor.isStopRequested {
@@ -111,6 +119,7 @@ public struct CaptureLoop: Sendable {
 
             switch step {
             case .frames(let count) where count > 0:
+                if !isRingFull { committed += count }
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0
@@ -139,24 +148,6 @@ public struct CaptureLoop: Sendable {
             }
         }
         return (.stopRequested, 0)
-    }
-
-    /// Writes `frames` of silence (all-zero bytes, which is silence in every supported format) into
-    /// the ring for time the source lost; what does not fit is counted as dropped. Returns the
-    /// frames written.
-    private func writeSilence(frames: Int) -> Int {
-        var written = 0
-        while written < frames {
-            let step = ring.withWritableRegions(maxFrames: frames - written) { regions in
-                regions.first.initializeMemory(as: UInt8.self, repeating: 0)
-                if !regions.second.isEmpty { regions.second.initializeMemory(as: UInt8.self, repeating: 0) }
-                return regions.frameCount
-            }
-            if step == 0 { break }
-            written += step
-        }
-        if written < frames { monitor.framesDropped.add(frames - written, ordering: .relaxed) }
-        return written
     }
 
     /// The ring is full and the source is live: keep the device from overrunning by reading one

@@ -9,12 +9,21 @@ import Synchronization
 ///
 /// It sleeps on `dataReady` between periods and never spins. Per period it allocates nothing and
 /// takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
-/// converts them in place into its preallocated buffer.
+/// converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
+/// comes from a preallocated zero buffer, at the places the capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
     private let ring: FrameRingBuffer
     private let encoder: any AudioEncoder
     private let monitor: CaptureMonitor
     private let dataReady: WakeSignal
+    /// Gaps of silence to insert between ring frames; nil when lost time is not padded.
+    private let silence: SilenceSchedule?
+    /// Zeros (silence in every sample format) to encode for a gap, a chunk at a time; empty
+    /// without a schedule.
+    private let zeros: UnsafeRawBufferPointer
+    /// Frames taken from the ring so far (encoded or discarded past the size limit): where the
+    /// encoder is in the positions of `silence`. Encoder thread only.
+    private var ringFramesConsumed = 0
 
     /// Frames handed to the encoder. Written by the encoder thread, read by others as a snapshot.
     let framesEncoded = Atomic<Int>(0)
@@ -47,8 +56,14 @@ final class EncoderLoop: @unchecked Sendable {
     private var failure: EncoderError?
 
     init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal,
-         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
+         silence: SilenceSchedule? = nil, meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
         self.ring = ring
+        self.silence = silence
+        // 4096 frames a chunk: one FLAC block, a few dozen encoder calls a second of silence.
+        let zeroBytes = silence == nil ? 0 : 4096 * ring.bytesPerFrame
+        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: zeroBytes, alignment: 16)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        self.zeros = UnsafeRawBufferPointer(zeros)
         self.meter = meter
         self.maxBytes = maxBytes
         bytesPerFrameBound = min(Double(ring.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
@@ -58,6 +73,8 @@ final class EncoderLoop: @unchecked Sendable {
         self.monitor = monitor
         self.dataReady = dataReady
     }
+
+    deinit { zeros.deallocate() }
 
     /// Whether the loop has returned. Acquire pairs with the release at the end of `run()`.
     var isDone: Bool { done.load(ordering: .acquiring) }
@@ -105,8 +122,16 @@ final class EncoderLoop: @unchecked Sendable {
 
     private func drainRing() throws(EncoderError) {
         while true {
+            // Ring frames up to the next gap, then the gap, then on.
+            let gap = silence?.next
+            if let gap, gap.position == ringFramesConsumed {
+                try encodeSilence(frames: gap.frames)
+                silence?.removeNext()
+                continue
+            }
+            let maxFrames = gap.map { $0.position - ringFramesConsumed } ?? ring.capacityFrames
             var encoded = true
-            let consumed = try ring.withReadableRegions(maxFrames: ring.capacityFrames) { regions throws(EncoderError) in
+            let consumed = try ring.withReadableRegions(maxFrames: maxFrames) { regions throws(EncoderError) in
                 let frames = framesUnderLimit(available: regions.frameCount)
                 guard frames > 0 else {
                     encoded = false
@@ -125,8 +150,24 @@ final class EncoderLoop: @unchecked Sendable {
                 return frames
             }
             if consumed == 0 { return }
+            ringFramesConsumed += consumed
             guard encoded else { continue }
             framesEncoded.add(consumed, ordering: .relaxed)
+            bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
+        }
+    }
+
+    /// Encodes `frames` of silence for a gap (not metered: it is not what the microphone heard).
+    /// Past the size limit the rest is discarded like ring frames.
+    private func encodeSilence(frames: Int) throws(EncoderError) {
+        let chunkFrames = zeros.count / ring.bytesPerFrame
+        var remaining = frames
+        while remaining > 0 {
+            let chunk = framesUnderLimit(available: min(remaining, chunkFrames))
+            guard chunk > 0 else { return }
+            try encoder.encode(UnsafeRawBufferPointer(rebasing: zeros[..<(chunk * ring.bytesPerFrame)]))
+            remaining -= chunk
+            framesEncoded.add(chunk, ordering: .relaxed)
             bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         }
     }

@@ -25,6 +25,9 @@ public final class RecordingSession {
     private let ring: FrameRingBuffer
     private let monitor = CaptureMonitor()
     private let dataReady = WakeSignal()
+    /// Silence for lost time, scheduled by the capture thread, made by the encoder thread
+    /// (`--pad-overruns`); nil when lost time is left out.
+    private let silence: SilenceSchedule?
     private let encoderLoop: EncoderLoop
     private let meter: LevelMeter?
     /// Splits a file output into consecutive files; nil for standard output.
@@ -101,7 +104,9 @@ public final class RecordingSession {
         let ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * device.negotiated.periodFrames)
         ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
-        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady, meter: meter,
+        silence = configuration.padsLostTime ? SilenceSchedule() : nil
+        encoderLoop = EncoderLoop(ring: ring, encoder: encoder, monitor: monitor, dataReady: dataReady,
+                                  silence: silence, meter: meter,
                                   maxBytes: configuration.maxBytes, periodFrames: device.negotiated.periodFrames)
     }
 
@@ -129,7 +134,7 @@ public final class RecordingSession {
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {
         let loop = CaptureLoop(device: device, ring: ring, monitor: monitor, dataReady: dataReady,
-                               frameLimit: configuration.frameLimit, padsLostTime: configuration.padsLostTime)
+                               frameLimit: configuration.frameLimit, silence: silence)
         let encoderLoop = self.encoderLoop
         do {
             encoderThread = try PosixThread(name: "hark-encode") { encoderLoop.run() }
@@ -229,7 +234,7 @@ public final class RecordingSession {
             frames: encoderLoop.framesEncoded.load(ordering: .relaxed), bytes: encoderLoop.bytesWritten.load(ordering: .relaxed),
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
-            framesPadded: monitor.framesPadded.load(ordering: .relaxed),
+            padsLostTime: silence != nil, framesPadded: monitor.framesPadded.load(ordering: .relaxed),
             framesDropped: monitor.framesDropped.load(ordering: .relaxed),
             framesCaptured: monitor.framesCaptured.load(ordering: .relaxed), end: end)
         return summary

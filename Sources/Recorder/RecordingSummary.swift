@@ -72,8 +72,14 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public let overruns: Int
     /// Frames the source lost during overruns.
     public let framesLostToOverruns: Int
-    /// Frames of silence that stand in for lost ones (`--pad-overruns`); part of `frames`.
+    /// Whether lost time was to be padded with silence (`--pad-overruns`).
+    public let padsLostTime: Bool
+    /// Frames of silence that stand in for lost ones (`--pad-overruns`); part of `frames`. Equal to
+    /// `framesLostToOverruns` unless a loss was found when less than its length was left of a `-d`
+    /// recording: the recording then ends with the silence that fits.
     public let framesPadded: Int
+    /// Lost frames for which no silence is in the file (all of them without `--pad-overruns`).
+    public var framesNotPadded: Int { framesLostToOverruns - framesPadded }
     /// Frames dropped because the ring was full.
     public let framesDropped: Int
     /// Frames the capture thread put into the ring (read plus padded). Once the encoder has
@@ -85,8 +91,15 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let duration = SecondsText.format(durationSeconds, alwaysMilliseconds: true) + " s"
-        let lost = SecondsText.milliseconds(format.seconds(forFrames: framesLostToOverruns))
-        let padding = framesPadded > 0 ? ", \(SecondsText.milliseconds(format.seconds(forFrames: framesPadded))) ms padded with silence" : ""
+        let milliseconds = { (frames: Int) in SecondsText.milliseconds(format.seconds(forFrames: frames)) }
+        let lost = milliseconds(framesLostToOverruns)
+        // With padding the parts add up to the loss: padded, plus what a -d recording had no room
+        // left for (found after its time was up).
+        var padding = ""
+        if padsLostTime && framesLostToOverruns > 0 {
+            padding = ", \(milliseconds(framesPadded)) ms padded with silence"
+            if framesNotPadded > 0 { padding += ", \(milliseconds(framesNotPadded)) ms found too late to pad" }
+        }
         return "recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
             + "\(overruns) overruns (\(lost) ms lost\(padding)), \(framesDropped) frames dropped; \(end)"
     }

@@ -10,7 +10,9 @@ import Testing
 /// comes back bit-exact, and `--pad-overruns` must put exactly the reported silence into it.
 @Suite(.serialized) struct OverrunTests {
     static let format = PCMFormat(sampleFormat: .s32LE, channels: 8, sampleRate: 192_000)
-    static let seconds = 6
+    /// Long enough after the 3 s stop for the loss to be found before the end even on a loaded
+    /// machine (it settles a few periods after the backlog is read).
+    static let seconds = 8
     static var frames: Int { seconds * format.sampleRate }
 
     /// Records `seconds` paced, stopping the process for 3 s once audio flows; returns the result,
@@ -68,24 +70,38 @@ import Testing
         #expect(seconds >= Double(Self.seconds) + Double(report.milliseconds) / 1000 - 1, "took \(seconds) s")
     }
 
-    @Test func padOverrunsPutsExactlyTheLostTimeInAsSilence() throws {
-        let (result, decoded, signal, seconds) = try recordWithAStop(["--pad-overruns"])
+    /// The promise of `--pad-overruns`, whatever the schedule: every lost millisecond is either
+    /// in the file as silence, at the place the loss was found, or reported as found too late to
+    /// pad (a loss found after a `-d` recording's time was up: the file then ends in silence); the
+    /// file is exactly `-d` long; the audio around the silence is the input, in order. How late
+    /// the loss is found depends on the machine's load, so the test checks that the parts add up,
+    /// not when they were found. The second case's ring (1.5 s) is smaller than most losses here: the
+    /// silence does not go through it.
+    @Test(arguments: [[String](), ["--ring-seconds", "1.5"]])
+    func padOverrunsPutsExactlyTheReportedSilenceIn(ringArguments: [String]) throws {
+        let (result, decoded, signal, _) = try recordWithAStop(["--pad-overruns"] + ringArguments)
         let report = try lossReport(result.standardError)
-        let padded = try #require(result.standardError.firstMatch(of: /, (\d+) ms padded with silence\)/), "\(result.standardError)")
-        #expect(Int(padded.1)! == report.milliseconds)
         #expect((500...3_000).contains(report.milliseconds), "\(result.standardError)")
-        // The timeline is true: -d 6 gives 6 s of file in at most 6 s of wall clock after the
-        // first audio, not 6 s plus the lost time.
+        let parts = try #require(
+            result.standardError.firstMatch(of: /ms lost, (\d+) ms padded with silence(?:, (\d+) ms found too late to pad)?\)/),
+            "\(result.standardError)")
+        let padded = Int(parts.1)!
+        let tooLate = parts.2.map { Int($0)! } ?? 0
+        // Each part is rounded up to whole milliseconds on its own.
+        #expect((report.milliseconds...report.milliseconds + 1).contains(padded + tooLate), "\(result.standardError)")
+        #expect(result.standardError.contains(", 0 frames dropped;"), "\(result.standardError)")
+        // The timeline is true: -d gives exactly -d of file, the silence counted in it.
         #expect(decoded.count == Self.frames * 8)
-        #expect(seconds < Double(Self.seconds) + 0.3, "took \(seconds) s")
-        // The input, then one run of silence, then the input again where it left off.
+        // The input, then one run of silence as long as the report says, then the input again
+        // where it left off (up to the end of the file when part of the loss came too late).
         let channels = Self.format.channels
         let silentFrame = { (frame: Int) in decoded[frame * channels ..< (frame + 1) * channels].allSatisfy { $0 == 0 } }
         let gapStart = try #require((0..<Self.frames).first(where: silentFrame), "no silence in the file")
         var gapEnd = gapStart
         while gapEnd < Self.frames && silentFrame(gapEnd) { gapEnd += 1 }
         let gapMilliseconds = Double(gapEnd - gapStart) * 1000 / Double(Self.format.sampleRate)
-        #expect(abs(gapMilliseconds - Double(report.milliseconds)) <= 1, "gap \(gapMilliseconds) ms")
+        #expect(abs(gapMilliseconds - Double(padded)) <= 1, "gap \(gapMilliseconds) ms, \(result.standardError)")
+        if tooLate > 0 { #expect(gapEnd == Self.frames, "silence that came too late ends the file") }
         #expect(decoded[..<(gapStart * channels)] == signal.prefix(frames: gapStart))
         let rest = Self.frames - gapEnd
         #expect(decoded[(gapEnd * channels)...] == signal.samples[(gapStart * channels) ..< ((gapStart + rest) * channels)])
