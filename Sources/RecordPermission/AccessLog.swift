@@ -22,10 +22,12 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// Device overruns, and the frames the device lost in them.
     public var overruns: Int?
     public var framesLostToOverruns: Int?
+    /// Of those, the frames replaced by silence (`--pad-overruns`); absent when not padding.
+    public var framesPadded: Int?
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
                 frames: Int, consent: ConsentSource, ended: String, framesDropped: Int? = nil, overruns: Int? = nil,
-                framesLostToOverruns: Int? = nil) {
+                framesLostToOverruns: Int? = nil, framesPadded: Int? = nil) {
         self.start = start
         self.end = end
         self.app = app
@@ -38,6 +40,7 @@ public struct AccessLogEntry: Sendable, Equatable {
         self.framesDropped = framesDropped
         self.overruns = overruns
         self.framesLostToOverruns = framesLostToOverruns
+        self.framesPadded = framesPadded
     }
 }
 
@@ -123,6 +126,7 @@ extension AccessLogEntry {
         members["framesDropped"] = framesDropped.map { .number(Double($0)) }
         members["overruns"] = overruns.map { .number(Double($0)) }
         members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
+        members["framesPadded"] = framesPadded.map { .number(Double($0)) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -138,10 +142,11 @@ extension AccessLogEntry {
               let output = json["output"]?.stringValue, let frames = json["frames"]?.exactInt,
               let consent = json["consent"]?.stringValue.flatMap(ConsentSource.init(rawValue:)),
               let ended = json["ended"]?.stringValue, let framesDropped = optionalCount("framesDropped"),
-              let overruns = optionalCount("overruns"), let framesLostToOverruns = optionalCount("framesLostToOverruns")
+              let overruns = optionalCount("overruns"), let framesLostToOverruns = optionalCount("framesLostToOverruns"),
+              let framesPadded = optionalCount("framesPadded")
         else { return nil }
         self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
                   consent: consent, ended: ended, framesDropped: framesDropped, overruns: overruns,
-                  framesLostToOverruns: framesLostToOverruns)
+                  framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded)
     }
 }

@@ -127,7 +127,8 @@ extension PermissionsCommand {
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")
-                        + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost)" : "")
+                        + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost"
+                            + (entry.framesPadded.map { ", \($0) padded with silence" } ?? "") + ")" : "")
                         + "\n"
                 }
             }

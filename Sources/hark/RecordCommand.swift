@@ -194,7 +194,8 @@ struct RecordCommand: ParsableCommand {
             format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")",
             output: summary.outputs.map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, ended: summary.end.logName,
-            framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns)
+            framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
+            framesPadded: summary.padsLostTime ? summary.framesPadded : nil)
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)
         } catch {
