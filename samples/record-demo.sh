@@ -4,7 +4,7 @@
 #   samples/record-demo.sh [seconds] [output]      (defaults: 5, demo.flac)
 #
 # 1. scripts/install-deps: installs the missing Debian/Ubuntu packages, checks for swift.
-# 2. swift build -c release --product hark, in the repository root.
+# 2. swift build -c release --product hark --disable-local-rpath in the repository root, as scripts/install.
 # 3. If there is no ALSA capture device (/dev/snd/pcmC*D*c) and no PulseAudio/PipeWire
 #    server answers (pactl info), starts samples/virtual-mic.sh (a private PulseAudio
 #    playing a sample signal into a null sink) and stops it again on exit. A virtual mic
@@ -35,8 +35,8 @@ fi
 say "checking dependencies (scripts/install-deps)"
 "$root/scripts/install-deps"
 
-say "building hark (swift build -c release --product hark in $root)"
-(cd "$root" && swift build -c release --product hark)
+say "building hark (swift build -c release --product hark --disable-local-rpath in $root)"
+(cd "$root" && swift build -c release --product hark --disable-local-rpath)
 
 started_vmic=0
 cleanup() {
