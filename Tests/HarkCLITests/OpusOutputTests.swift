@@ -59,7 +59,7 @@ import Testing
         try rig.startPulseAudio()
         let output = rig.path("interrupted.opus")
         let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
-        usleep(3_000_000)
+        try OutputGrowth.waitForOpusAudio(output, seconds: 1)
         recording.send(SIGINT)
         let result = recording.wait(timeout: 10)
         #expect(result.status == 0, "\(result.standardError)")

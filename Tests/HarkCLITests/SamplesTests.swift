@@ -76,6 +76,18 @@ import Testing
             guard let match = line.firstMatch(of: /^export ([A-Z_]+)=['"]?([^'"]*)['"]?$/) else { continue }
             environment[String(match.1)] = String(match.2)
         }
+        // `start` returns once the player loop runs, not once its paplay plays: on a loaded
+        // machine the first two seconds of the monitor could still be silence. Wait for the
+        // player's stream on the sink (it then plays for 10 s, and again after a short gap).
+        let deadline = Date().addingTimeInterval(30)
+        var streams = ""
+        repeat {
+            let inputs = try runTool("pactl", ["list", "sink-inputs", "short"], environment: environment)
+            streams = String(decoding: inputs.standardOutput, as: UTF8.self)
+            if !streams.isEmpty { break }
+            usleep(100_000)
+        } while Date() < deadline
+        try #require(!streams.isEmpty, "no player stream on the virtual microphone's sink within 30 s")
         let output = rig.path("vmic.flac")
         let result = try RunningProcess(harkBinary, ["record", "-d", "2", "-o", output], environment: environment,
                                         scratch: rig.directory).wait(timeout: 30)

@@ -43,7 +43,7 @@ import Testing
         let output = rig.path("open-ended.flac")
         // No -d: the length is unknown until the stop signal.
         let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
-        usleep(2_500_000)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
         recording.send(SIGINT)
         let result = recording.wait(timeout: 30)
         #expect(result.status == 0, "\(result.standardError)")

@@ -49,16 +49,28 @@ import Testing
 
     @Test func strftimePatternsNameThePartsAndRepeatedNamesGetACounter() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 13 * 48_000).alsaBytes)
-        let before = Date()
-        // Unpaced, all three files start within a second or two: same name, so a counter.
-        let result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5",
-                                  "-o", rig.path("rec-%Y%m%d-%H%M.flac")], rig: rig)
-        #expect(result.status == 0, "\(result.standardError)")
-        let names = try parts(rig, prefix: "rec-")
-        #expect(names.count == 3, "\(names)")
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyyMMdd-HHmm"
-        let stamps = Set([before, Date()].map { "rec-" + formatter.string(from: $0) })
+        // Unpaced, all three files start within a second or two (longer on a loaded machine or
+        // under a sanitizer): same name, so a counter. A run that crosses a minute boundary may
+        // rightly name its parts after two minutes and shows no counter; it is run once more,
+        // starting less than one run's length after that boundary, so it cannot cross the next.
+        var result: ToolResult
+        var names: [String]
+        var stamps: Set<String>
+        var attempts = 0
+        repeat {
+            for name in try parts(rig, prefix: "rec-") { try FileManager.default.removeItem(atPath: rig.path(name)) }
+            attempts += 1
+            let before = Date()
+            result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5",
+                                  "-o", rig.path("rec-%Y%m%d-%H%M.flac")], rig: rig)
+            stamps = Set([before, Date()].map { "rec-" + formatter.string(from: $0) })
+            names = try parts(rig, prefix: "rec-")
+        } while stamps.count > 1 && attempts < 2
+        #expect(stamps.count == 1, "the second run crossed a minute boundary too: \(stamps)")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(names.count == 3, "\(names)")
         let base = try #require(names.first?.replacingOccurrences(of: ".flac", with: ""))
         #expect(stamps.contains(base), "\(names) vs \(stamps)")
         #expect(names == [base + ".flac", base + "-2.flac", base + "-3.flac"])
@@ -70,9 +82,11 @@ import Testing
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "6", "-o", rig.path("memo.flac")], rig: rig)
-        usleep(2_500_000)
+        // A split takes effect at the encoder's next frame: each part already holds 0.7 s of audio
+        // when the signal that ends it is sent, and the 6 s leave the third part several seconds.
+        try OutputGrowth.waitForFLACAudio(rig.path("memo.flac"), seconds: 0.7)
         recording.send(SIGUSR1)
-        usleep(1_500_000)
+        try OutputGrowth.waitForFLACAudio(rig.path("memo-2.flac"), seconds: 0.7)
         recording.send(SIGUSR1)
         let result = recording.wait(timeout: 20)
         #expect(result.status == 0, "\(result.standardError)")

@@ -76,6 +76,15 @@ final class ALSATestRig {
 /// into the sink (module-sine, inside the server): an idle null sink suspends, and its monitor
 /// then takes a second or two to deliver the first audio, which made the start of paced
 /// recordings unpredictable. The content does not matter: `pacedcap` replaces it with the input.
+///
+/// The server is warm when it is returned: a new capture stream gets its first audio within a
+/// few tenths of a second, every time. A null sink renders in blocks as long as the lowest
+/// latency any of its streams asks for, 2 s when none asks (the sine does not); a stream that
+/// connects then waits for the running block to end: 0–2 s, by chance (measured 0.3–2.2 s). So a
+/// loopback from the monitor into a second null sink asks for 200 ms for the server's whole life
+/// (the sink then renders every ~67 ms, 0.3 % of a core), and suspending and resuming `vmic`
+/// restarts its rendering in such a block instead of the 2 s one it began with. Measured: the
+/// first 0.2 s `pacedcap` recording of a fresh server took 2.1–2.3 s before, 0.3–0.4 s after.
 final class PulseAudioServer {
     private let pidFile: URL
 
@@ -86,11 +95,17 @@ final class PulseAudioServer {
             "--load=module-native-protocol-unix",
             "--load=module-null-sink sink_name=vmic rate=48000 channels=2",
             "--load=module-sine sink=vmic frequency=440",
+            "--load=module-null-sink sink_name=keepwarm rate=48000 channels=2",
+            "--load=module-loopback source=vmic.monitor sink=keepwarm latency_msec=200 source_dont_move=true sink_dont_move=true",
         ], environment: environment)
         guard started.status == 0 else {
             throw TestRigError("pulseaudio did not start: \(started.standardError)")
         }
         _ = try runTool("pactl", ["set-default-source", "vmic.monitor"], environment: environment)
+        for suspended in ["1", "0"] {
+            let step = try runTool("pactl", ["suspend-sink", "vmic", suspended], environment: environment)
+            guard step.status == 0 else { throw TestRigError("pactl suspend-sink vmic \(suspended): \(step.standardError)") }
+        }
     }
 
     var pid: pid_t? {
