@@ -63,6 +63,12 @@ import Testing
     /// `stress-ng --cpu 2` loading both cores (the capture thread runs SCHED_FIFO). The printed
     /// line gives each run's figures. Recorded with `--max-delay 500` instead, the worst is 549 ms,
     /// so a muxing delay about 350 ms longer than asked for fails.
+    ///
+    /// The lateness is measured by this test's own reader thread, so a loaded machine (or a
+    /// sanitizer, which slows hark and this reader alike) can make a page or two look late that
+    /// hark sent on time. The systematic promise is asserted on the median and the 80th percentile
+    /// (≤ the bound: a muxing delay that is too long shifts every page, not a few); the single
+    /// worst page gets another 250 ms of scheduling slack, scaled by `TestLoad.slowdown`.
     @Test func pagesReachAPipeReaderWithinTheMaxDelay() throws {
         let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
         let rig = try ALSATestRig(input: TestSignal(format: format, frames: 6 * 48_000).alsaBytes)
@@ -83,19 +89,28 @@ import Testing
         let audio = stream.arrivals.dropFirst(2)
         try #require(audio.count >= 15, "4 s in pages of 200 ms: \(audio.count) audio pages")
         let first = audio.first!
-        var worst = -Double.infinity
+        var latenesses: [Double] = []
         var report: [String] = []
         for (previous, page) in zip(audio, audio.dropFirst()) {
             let audioTime = Double(previous.granulePosition - first.granulePosition) / 48_000
             let lateness = (page.seconds - first.seconds) - audioTime
-            worst = max(worst, lateness)
+            latenesses.append(lateness)
             report.append(String(format: "%.0f", lateness * 1000))
         }
+        let sorted = latenesses.sorted()
+        let worst = sorted.last!
+        let median = sorted[(sorted.count - 1) / 2]
+        let percentile80 = sorted[Int((Double(sorted.count - 1) * 0.8).rounded(.up))]
         let bound = maxDelay + period + 0.250
-        let firstPageAfterHeaders = (first.seconds - stream.arrivals[0].seconds) * 1000
-        print("OpusPipeDelayTests: worst lateness \(String(format: "%.0f", worst * 1000)) ms (bound \(Int(bound * 1000)) ms); "
-              + "first audio page \(String(format: "%.0f", firstPageAfterHeaders)) ms after the headers; per page: \(report.joined(separator: " "))")
-        #expect(worst <= bound, "lateness per page in ms: \(report)")
+        let worstBound = bound + 0.250 * TestLoad.slowdown
+        let firstPageAfterHeaders = first.seconds - stream.arrivals[0].seconds
+        func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
+        print("OpusPipeDelayTests: worst lateness \(ms(worst)) ms (bound \(ms(worstBound)) ms), median \(ms(median)) ms, "
+              + "80th percentile \(ms(percentile80)) ms (bound \(ms(bound)) ms); "
+              + "first audio page \(ms(firstPageAfterHeaders)) ms after the headers; per page: \(report.joined(separator: " "))")
+        #expect(median <= bound, "median lateness \(ms(median)) ms; per page in ms: \(report)")
+        #expect(percentile80 <= bound, "80th percentile lateness \(ms(percentile80)) ms; per page in ms: \(report)")
+        #expect(worst <= worstBound, "worst lateness \(ms(worst)) ms; per page in ms: \(report)")
     }
 }
 

@@ -42,18 +42,28 @@ import Testing
     @Test func aReaderThatGoesAwayStopsTheRecordingQuietly() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 30 * 48_000).alsaBytes)
         try rig.startPulseAudio()
-        let started = Date()
+        // The shell notes when the reader has gone and when hark has exited, so hark's and
+        // PulseAudio's start and the first 100000 bytes (about 1.5 s of this FLAC) do not count
+        // against the stop.
+        let left = shellQuoted(rig.path("reader-left")), exited = shellQuoted(rig.path("hark-exited"))
         let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-o", "-"])
-            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | head -c 100000 > /dev/null; exit ${PIPESTATUS[0]}"],
-                                 environment: rig.environment, timeout: 30)
-        let seconds = Date().timeIntervalSince(started)
+            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { head -c 100000 > /dev/null; date +%s.%N > \(left); }"
+            + "; status=${PIPESTATUS[0]}; date +%s.%N > \(exited); exit $status"],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
         let errors = (try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8))
             .split(separator: "\n").map(String.init)
         #expect(result.status == 74, "\(errors)")
         #expect(errors.last == "hark: cannot write the output: the reader closed the pipe", "\(errors)")
         #expect(errors.count <= 3, "no error spam: \(errors)")
-        // 100000 bytes of FLAC is about 1.5 s of this signal; PulseAudio's start adds up to 2 s.
-        #expect(seconds < 6, "took \(seconds) s")
+        // hark finds the closed pipe at its next write (a FLAC frame every 85 ms of audio), then
+        // finishes: it stops capture, writes the access log and exits.
+        func time(_ name: String) throws -> Double {
+            let text = try String(contentsOfFile: rig.path(name), encoding: .utf8)
+            return try #require(Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(name): \(text)")
+        }
+        let seconds = try time("hark-exited") - time("reader-left")
+        print("OutputFaultTests: hark exited \(String(format: "%.3f", seconds)) s after its reader went away")
+        #expect(seconds < TestLoad.seconds(2), "hark exited \(seconds) s after its reader went away")
     }
 
     @Test func aReaderStalledFor2sLosesNothingWithTheDefaultRing() throws {
@@ -61,11 +71,13 @@ import Testing
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let output = rig.path("stalled.flac")
-        // The reader takes nothing for 2 s, then everything.
+        // Once the pipe is full (hark's writes block from then on), the reader takes nothing for
+        // 2 s, then everything.
         let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5", "-o", "-"])
-            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { sleep 2; cat > \(shellQuoted(output)); }"],
-                                 environment: rig.environment, timeout: 30)
-        #expect(result.status == 0)
+            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | " + stallingReader(stallSeconds: 2, into: output)],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("the pipe filled up"), "the stall came while hark was writing: \(result.standardError)")
         let errors = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
         #expect(errors.contains("240000 frames") && errors.contains("0 overruns (0 ms lost), 0 frames dropped"), "\(errors)")
         #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.prefix(frames: 240_000).map { $0 })
@@ -76,12 +88,14 @@ import Testing
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         let output = rig.path("dropped.flac")
-        // A pipe holds about 2 s of this FLAC, and the ring at least four periods (0.68 s at the
-        // default 125 ms): a 4.5 s stall overflows both.
+        // The ring holds at least four periods (0.68 s at the default 125 ms) and the device buffer
+        // 0.5 s: a 3 s stall counted from the moment the pipe is full (hark's writes block) overflows
+        // both, however long hark and PulseAudio took to start, and ends by about 4.5 s of the 7.
         let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "7", "--ring-seconds", "0.05", "-o", "-"])
-            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | { sleep 4.5; cat > \(shellQuoted(output)); }"],
-                                 environment: rig.environment, timeout: 30)
-        #expect(result.status == 0)
+            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | " + stallingReader(stallSeconds: 3, into: output)],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("the pipe filled up"), "the stall came while hark was writing: \(result.standardError)")
         let errors = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
         let dropped = try #require(errors.range(of: #"[0-9]+ frames dropped"#, options: .regularExpression)
             .flatMap { Int(errors[$0].split(separator: " ")[0]) }, "\(errors)")
@@ -91,6 +105,30 @@ import Testing
         #expect(try FLACTools.decode(output, bitsPerSample: 16).count == frames * 2)
         let log = String(decoding: try runHark(["permissions", "log", "--json"], rig: rig).standardOutput, as: UTF8.self)
         #expect(log.contains("\"framesDropped\":\(dropped)"), "\(log)")
+    }
+
+    /// A shell command reading its stdin (a pipe from hark) into `output`: it takes nothing until
+    /// the pipe is full, so hark's writes block; then it takes nothing for `stallSeconds` more, then
+    /// everything. It says "the pipe filled up" on stderr (or that it gave up waiting, after 60 s).
+    private func stallingReader(stallSeconds: Double, into output: String) -> String {
+        let script = """
+            import fcntl, shutil, struct, sys, termios, time
+            capacity = fcntl.fcntl(0, 1032)  # F_GETPIPE_SZ
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                queued = struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, bytes(4)))[0]
+                # A write that does not fit blocks; hark's FLAC frames are a few kB.
+                if queued >= capacity - 16384:
+                    print(f"reader: the pipe filled up ({queued} of {capacity} bytes)", file=sys.stderr)
+                    break
+                time.sleep(0.005)
+            else:
+                print("reader: the pipe never filled up", file=sys.stderr)
+            time.sleep(float(sys.argv[1]))
+            with open(sys.argv[2], "wb") as output:
+                shutil.copyfileobj(sys.stdin.buffer, output)
+            """
+        return ["python3", "-c", script, String(stallSeconds), output].map(shellQuoted).joined(separator: " ")
     }
 
     private func expectValidPrefix(_ output: String, codec: String, signal: TestSignal) throws {

@@ -17,13 +17,25 @@ import Testing
 @Suite struct RingBufferStressTests {
     static let capacityFrames = 1024
     static let bytesPerFrame = MemoryLayout<UInt64>.size
-    /// Frames sent through the ring. On two cores, 20 million take about 1–2 s in a debug build
-    /// (up to 4 s while the other suites run alongside) and about 6 s under ThreadSanitizer.
-    static let totalFrames = 20_000_000
-    /// A side that makes no progress for this long gives up, so a lost frame fails the test instead of hanging it.
-    static let stallLimit = Duration.seconds(30)
+    /// Frames sent through the ring. On two unloaded cores, 20 million take about 4.5 s in a debug
+    /// build; under AddressSanitizer 9 s, under ThreadSanitizer 37 s (Swift 6.3.1), too long for a
+    /// sanitizer phase that runs other suites alongside. A sanitizer needs each kind of hand-over
+    /// to happen, not to happen millions of times (ThreadSanitizer reports the first unordered pair
+    /// of accesses; AddressSanitizer the first bad access), so under one the test sends fewer
+    /// frames: 4 million under ASan, 2 million under TSan, still thousands of wraps of the ring and
+    /// thousands of full and empty rings (the printed line counts them).
+    static let totalFrames = switch StressLoad.sanitizer {
+    case "thread": 2_000_000
+    case "address": 4_000_000
+    default: 20_000_000
+    }
+    /// A side that makes no progress for this long gives up, so a lost frame fails the test instead
+    /// of hanging it. No progress at all means the other thread got no CPU for that long.
+    static let stallLimit = Duration.seconds(30) * StressLoad.slowdown
+    /// Minutes before Swift Testing fails the test: 2, or 2 × the slowdown.
+    static let timeLimit = TimeLimitTrait.Duration.minutes(2 * StressLoad.slowdown)
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(timeLimit))
     func framesCrossThreadsInOrderWithoutLossOrDuplication() async {
         let ring = FrameRingBuffer(minimumCapacityFrames: Self.capacityFrames, bytesPerFrame: Self.bytesPerFrame)
         let control = StressControl()
@@ -48,6 +60,23 @@ import Testing
         #expect(ring.readableFrames == 0)
         print("stress: \(received.frames) frames; producer spun \(sent.fullSpins) times on a full ring, consumer \(received.emptySpins) times on an empty one")
     }
+}
+
+/// The slowdown to allow for, as HarkCLITests' `TestLoad` (a separate test target): 1, or 3 when
+/// this test process runs under a sanitizer; `HARK_TEST_SLOWDOWN` overrides it.
+private enum StressLoad {
+    static let sanitizer: String? = {
+        let process = dlopen(nil, RTLD_NOW)
+        if dlsym(process, "__asan_init") != nil { return "address" }
+        if dlsym(process, "__tsan_init") != nil { return "thread" }
+        return nil
+    }()
+    static let slowdown: Int = {
+        if let text = ProcessInfo.processInfo.environment["HARK_TEST_SLOWDOWN"], let value = Double(text), value >= 1 {
+            return Int(value.rounded(.up))
+        }
+        return sanitizer == nil ? 1 : 3
+    }()
 }
 
 // MARK: - The two sides
