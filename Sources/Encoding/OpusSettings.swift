@@ -30,7 +30,7 @@ public struct OpusSettings: Sendable, Equatable {
     /// Longest time audio may wait in the Ogg muxer before its page is written, in milliseconds.
     ///
     /// 200 ms by default, below opusenc's 1000 ms: a pipe reader gets the first audio page about
-    /// 310 ms after the command starts (210 ms at 100; README "Measured": `latency-probe ogg hark
+    /// 310 ms after the command starts (210 ms at 100; docs/performance.md: `latency-probe ogg hark
     /// record -q -D pacedcap --format opus [--max-delay 100] -o -`), each later page at most this
     /// delay plus a capture period after its first audio, and a killed recorder loses only the
     /// page not yet written and the period being captured. The price is a 27-byte page header
