@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// hark: a command-line audio recorder for Linux. See README.md for the architecture.
+// hark: a command-line audio recorder for Linux. See docs/architecture.md for the architecture.
 import PackageDescription
 
 let package = Package(
