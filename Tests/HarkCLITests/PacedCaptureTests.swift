@@ -23,15 +23,18 @@ import Testing
         let baseline = try #require(shortRuns.min())
         let result = try runHark(["record", "-D", "pacedcap", "-d", "3", "-o", rig.path("paced.flac")], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
-        // Paced: never faster than real time, and the 2.8 s more audio costs about 2.8 s more (an
-        // unpaced device would take a fraction of a second, a stalling one longer). Above 2.8 s,
-        // 0.8 s of slack for scheduling, scaled by TestLoad.slowdown: a sanitizer slows the fixed
-        // cost of the long run as much as the short ones', but makes it vary more.
+        // Paced: never faster than real time (an unpaced device would take a fraction of a second:
+        // `wallSeconds >= 2.9` is that promise), and the 2.8 s more audio costs not much more than
+        // 2.8 s more (a stalling device would take longer). Above 2.8 s, 0.8 s of slack for
+        // scheduling, scaled by TestLoad.slowdown: a sanitizer slows the fixed cost of the long run
+        // as much as the short ones', but makes it vary more. No lower bound on `extra`: a loaded
+        // machine slows the short runs' start-up as much as the long one's (seen: 0.2 s runs taking
+        // 1.6–1.8 s under ThreadSanitizer and stress-ng), which says nothing about pacing.
         let extra = result.wallSeconds - baseline
         let upper = 2.8 + 0.8 * TestLoad.slowdown
-        print("paced: 3 s took \(result.wallSeconds) s, 0.2 s took \(shortRuns) s; extra \(extra) s (bound 2.3–\(upper) s)")
+        print("paced: 3 s took \(result.wallSeconds) s, 0.2 s took \(shortRuns) s; extra \(extra) s (bound < \(upper) s)")
         #expect(result.wallSeconds >= 2.9, "took \(result.wallSeconds) s")
-        #expect(extra > 2.3 && extra < upper, "3 s took \(result.wallSeconds) s, 0.2 s took \(shortRuns) s")
+        #expect(extra < upper, "3 s took \(result.wallSeconds) s, 0.2 s took \(shortRuns) s")
         let decoded = try FLACTools.decode(rig.path("paced.flac"), bitsPerSample: 16)
         #expect(decoded[...] == signal.prefix(frames: 3 * 48_000), "\(firstDifference(decoded, signal.prefix(frames: 144_000)))")
     }
