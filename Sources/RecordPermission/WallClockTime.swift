@@ -4,10 +4,18 @@ import Glibc
 
 /// A moment in civil time, as the store ("updated") and the access log ("start", "end") record it.
 ///
-/// It stands in for Foundation's `Date`, so that stamping a recording runs no Foundation code (see
-/// `JSONValue` for why). It is POSIX time: seconds since 1970-01-01T00:00:00Z, leap seconds not
-/// counted, as a `Double` like `Date`'s, so fractions survive in memory and arithmetic with
-/// non-finite values (an age of `inf` hours) stays defined.
+/// It stands in for Foundation's `Date` and its ISO 8601 formatting, so that stamping a recording
+/// runs no Foundation code. Measured on 2026-11-22 with the command in `JSONValue`'s comment (release
+/// build, medians): taking `now()` from `Date()` and `iso8601` from `Date.ISO8601FormatStyle` alone,
+/// the files still written by `JSONValue`, raised a recording's peak RSS from 15,140 to 16,384 KB
+/// (FLAC) and from 16,092 to 17,256 KB (Opus), 1.1–1.2 MiB. And FoundationEssentials alone (no ICU)
+/// formats `TimeZone.current` as UTC, so `localISO8601` would lose the zone's offset.
+/// `WallClockTimeTests` checks the parser against Foundation's on 1,000 random times and its
+/// rejections; `StoreFuzzTests` reaches it through the store's "updated".
+///
+/// It is POSIX time: seconds since 1970-01-01T00:00:00Z, leap seconds not counted, as a `Double`
+/// like `Date`'s, so fractions survive in memory and arithmetic with non-finite values (an age of
+/// `inf` hours) stays defined.
 public struct WallClockTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var secondsSinceEpoch: Double
 
