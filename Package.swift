@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Recorder", targets: ["Recorder"]),
         .library(name: "RecordPermission", targets: ["RecordPermission"]),
         .library(name: "SignalGenerator", targets: ["SignalGenerator"]),
+        .library(name: "SoundServer", targets: ["SoundServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,12 +25,15 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev", "libopus-dev"])]),
+        // Headers only: libpulse is opened at run time when a command needs the sound server (see its shim.h).
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
 
         // One module per stage of the data flow.
         .target(name: "AudioFormat"),
         .target(name: "RingBuffer"),
         .target(name: "Realtime"),
         .target(name: "RecordPermission"),
+        .target(name: "SoundServer", dependencies: ["CPulse"]),
         .target(name: "SignalGenerator", dependencies: ["AudioFormat"]),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
@@ -39,7 +43,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", "RecordPermission", "Realtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Recorder", "RecordPermission", "Realtime", "SoundServer", "Capture", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // Release builds link the Swift runtime and Foundation-Essentials statically and as a
             // position-dependent executable: the dynamic loader then has no relocations to apply
             // across libswiftCore and Foundation, which cuts a recording's peak RSS by about 4 MiB

@@ -16,4 +16,13 @@ static inline void hark_alsa_silence_library_errors(void) {
     snd_lib_error_set_handler(hark_alsa_discard_error);
 }
 
+// Whether ALSA's configuration defines a PCM called `base` (the part of a device name before any
+// ':' arguments: "hw" for "hw:1,0"). `snd_config` is a mutable global, which Swift 6 rejects.
+static inline int hark_alsa_defines_pcm(const char *base) {
+    if (snd_config_update() < 0 || snd_config == NULL) return 0;
+    snd_config_t *pcms = NULL, *node = NULL;
+    if (snd_config_search(snd_config, "pcm", &pcms) < 0) return 0;
+    return snd_config_search(pcms, base, &node) >= 0;
+}
+
 #endif

@@ -41,3 +41,26 @@ public enum DeviceCatalog {
         return String(cString: value)
     }
 }
+
+extension DeviceCatalog {
+    /// Whether `name` is an ALSA device name: its base (before any `:` arguments, as in `hw:1,0`
+    /// or `pulse:DEVICE=…`) is a PCM that ALSA's configuration defines. A name that is not goes to
+    /// the sound server's sources (`hark record -D "Blue Yeti"`). Opens nothing. Not real-time safe.
+    /// The corresponding C function is `snd_config_search`.
+    public static func isALSADeviceName(_ name: String) -> Bool {
+        let base = name.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
+        // A leading '!' or quotes are configuration syntax, never part of a device a user names.
+        guard !base.isEmpty, !base.contains(where: { $0 == "." || $0 == " " || $0 == "\"" }) else { return false }
+        ALSALibrary.silenceErrorMessages()
+        return hark_alsa_defines_pcm(base) != 0
+    }
+}
+
+extension DeviceCatalog {
+    /// The index of the sound card whose id is `id` ("PCH", "Yeti"), as the sound server's
+    /// `alsa.card` property gives it. The corresponding C function is `snd_card_get_index`.
+    public static func cardIndex(_ id: String) -> Int? {
+        let index = snd_card_get_index(id)
+        return index >= 0 ? Int(index) : nil
+    }
+}

@@ -19,7 +19,7 @@
 ///
 /// Numbers are kept as `Double`, as JavaScript keeps them; `exactInt` reads the integers the files
 /// hold (format versions, frame counts) exactly up to 2^53.
-enum JSONValue: Sendable, Hashable {
+public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double)
@@ -66,12 +66,12 @@ extension JSONValue {
     /// How a document is laid out. The two layouts reproduce, byte for byte, what Foundation's
     /// `JSONEncoder` wrote with the options each file used, so files stay interchangeable with
     /// earlier versions of the gate.
-    struct Layout: Sendable {
+    public struct Layout: Sendable {
         /// One member per line, two-space indents, `"key" : value`, and `/` written as `\/`
         /// (`JSONEncoder`'s `[.prettyPrinted, .sortedKeys]`): the store.
-        static let indented = Layout(isIndented: true, escapesSlashes: true)
+        public static let indented = Layout(isIndented: true, escapesSlashes: true)
         /// One line, no spaces (`[.sortedKeys, .withoutEscapingSlashes]`): an access-log line.
-        static let compactLine = Layout(isIndented: false, escapesSlashes: false)
+        public static let compactLine = Layout(isIndented: false, escapesSlashes: false)
 
         let isIndented: Bool
         let escapesSlashes: Bool
@@ -80,7 +80,7 @@ extension JSONValue {
     /// The document as UTF-8 bytes, object keys sorted by their UTF-8 bytes so equal values always
     /// serialize alike. Numbers must be finite (JSON has no NaN or infinity); whole numbers within
     /// ±2^53 are written without a fraction, as `JSONEncoder` wrote an `Int`.
-    func serialized(_ layout: Layout) -> [UInt8] {
+    public func serialized(_ layout: Layout) -> [UInt8] {
         var output: [UInt8] = []
         write(into: &output, layout: layout, depth: 0)
         return output

@@ -4,7 +4,7 @@ import Capture
 
 /// `hark record`'s device options, with arecord's letters.
 struct CaptureOptions: ParsableArguments {
-    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device (see 'hark devices').", valueName: "name"))
+    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("Capture device: a sound-server source's name or part of its description (\"Blue Yeti\"), or an ALSA device name (see 'hark devices').", valueName: "name"))
     var device = "default"
 
     // Numbers are parsed unconditionally, so `-r -1` is "outside 1000–768000", not "missing value".

@@ -2,30 +2,59 @@ import ArgumentParser
 import AudioFormat
 import Capture
 import RecordPermission
+import SoundServer
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `hark devices`: the capture-capable ALSA PCMs, default first, as `arecord -L` lists them.
-/// With `-v`, also what each accepts, which means opening it, so only with microphone access.
+/// `hark devices`: what the user can record from, without opening anything: the sound server's
+/// sources by the names the desktop's sound settings show (microphones, then monitors), then ALSA's
+/// capture PCMs as `arecord -L` lists them, default first, with converter and bridge plugins that
+/// are not devices hidden unless `--all`. With `-v`, also what each ALSA device accepts, which means
+/// opening it, so only with microphone access.
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the ALSA devices hark can record from (names for -D), default first.",
+        abstract: "List what hark can record from (names for -D): sound-server sources, then ALSA devices.",
         discussion: """
-            With -v, hark opens each device for capture (it reads no audio) and shows the rates, sample \
-            formats and channel counts it accepts; a device that cannot be opened is listed with the \
-            reason. Opening a capture device needs microphone access: -v never asks for it, and without \
-            it lists the names only and exits 77 saying how to allow it.
+            -D takes a sound-server source's name or any part of its description ("Blue Yeti"), or an ALSA \
+            device name. Listing opens no device and needs no permission. With -v, hark opens each ALSA \
+            device for capture (it reads no audio) and shows the rates, sample formats and channel counts \
+            it accepts; a device that cannot be opened is listed with the reason. Opening a capture device \
+            needs microphone access: -v never asks for it, and without it lists the names only and exits 77 \
+            saying how to allow it.
             """
     )
 
-    @Flag(name: .shortAndLong, help: "Also show the rates, sample formats and channel counts each device accepts (opens each device; needs microphone access already allowed).")
+    @Flag(name: .shortAndLong, help: "Also show the rates, sample formats and channel counts each ALSA device accepts (opens each device; needs microphone access already allowed).")
     var verbose = false
 
+    @Flag(help: "Also list ALSA's converter and bridge plugins (lavrate, speexrate, upmix, jack, oss, null, …), which are not capture devices.")
+    var all = false
+
+    @Flag(help: "Print the listing as one JSON object, for scripts.")
+    var json = false
+
+    /// ALSA plugin entries that convert or bridge to something else rather than capture: the rate
+    /// converters and channel mixers of alsa-plugins, other sound systems' bridges, and `null`.
+    static let pluginEntries: Set<String> = ["lavrate", "samplerate", "samplerate_best", "samplerate_medium",
+        "samplerate_order", "samplerate_linear", "speexrate", "speexrate_best", "speexrate_medium", "upmix",
+        "vdownmix", "jack", "oss", "null", "a52", "usbstream", "arcam_av", "speex"]
+
+    func validate() throws {
+        if json && verbose { throw ValidationError("--json and -v cannot be used together") }
+    }
+
     func run() throws {
-        let devices = DeviceCatalog.captureDevices()
-        guard !devices.isEmpty else {
+        let server = Result { () throws(SoundServerError) in try SoundServer.listing() }
+        let everyALSADevice = DeviceCatalog.captureDevices()
+        let alsaDevices = all ? everyALSADevice : everyALSADevice.filter { !Self.pluginEntries.contains($0.name) }
+        let sources = (try? server.get())?.sources ?? []
+        if json {
+            print(String(decoding: jsonListing(server: server, alsaDevices: alsaDevices).serialized(.indented), as: UTF8.self))
+            return
+        }
+        guard !everyALSADevice.isEmpty || !sources.isEmpty else {
             throw CommandFailure(message: "no capture devices found (no sound card and no sound server?)",
                                  exitCode: ExitStatus.unavailable)
         }
@@ -39,13 +68,15 @@ struct DevicesCommand: ParsableCommand {
             case .refused(let refused): refusal = refused
             }
         }
-        var listing = ""
-        for device in devices {
-            listing += device.name + "\n"
-            for line in device.descriptionLines { listing += "    \(line)\n" }
+        var listing = soundServerSection(server)
+        listing += "ALSA devices:\n"
+        for device in alsaDevices {
+            let held = Self.isHeld(device.name, by: sources) ? "  [in use by the sound server]" : ""
+            listing += "  \(device.name)\(held)\n"
+            for line in device.descriptionLines { listing += "      \(line)\n" }
             if let grant {
                 let probe = withStandardErrorSilenced { DeviceCapabilities.probe(device.name, grant: grant) }
-                for line in probe.listingLines { listing += "    \(line)\n" }
+                for line in probe.listingLines { listing += "      \(line)\n" }
             }
         }
         print(listing, terminator: "")
@@ -53,6 +84,62 @@ struct DevicesCommand: ParsableCommand {
             throw CommandFailure(message: "-v opens each device, which needs microphone access: \(refusal.message)",
                                  exitCode: ExitStatus.noPermission)
         }
+    }
+
+    private func soundServerSection(_ server: Result<SoundServerListing, SoundServerError>) -> String {
+        guard case .success(let listing) = server else {
+            if case .failure(let error) = server { return "Sound server: none reachable (\(error))\n" }
+            return ""
+        }
+        func lines(_ sources: [SoundServerSource]) -> String {
+            sources.map { source in
+                "  \(source.isDefault ? "*" : " ") \(source.name)  \(source.description) (\(source.sampleRate) Hz, \(source.channels) ch)\n"
+            }.joined()
+        }
+        var text = "Sound server: \(listing.server)\n"
+        text += "Microphones (-D takes the name or part of the description; * is the default):\n"
+        text += listing.microphones.isEmpty ? "    none\n" : lines(listing.microphones)
+        text += "System audio (monitors: what the system plays):\n"
+        text += listing.monitors.isEmpty ? "    none\n" : lines(listing.monitors)
+        return text
+    }
+
+    /// Whether `name` is an ALSA card device (`hw:CARD=…,DEV=…` and its plug/front variants) that
+    /// one of the sound server's sources reads, so opening it directly would find it busy.
+    static func isHeld(_ name: String, by sources: [SoundServerSource]) -> Bool {
+        guard let cardField = name.firstRange(of: "CARD=") else { return false }
+        let card = name[cardField.upperBound...].prefix { $0 != "," }
+        let device = name.firstRange(of: "DEV=").map { Int(name[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0
+        guard let index = DeviceCatalog.cardIndex(String(card)) else { return false }
+        return sources.contains { $0.alsaCard == index && ($0.alsaDevice ?? 0) == device }
+    }
+
+    private func jsonListing(server: Result<SoundServerListing, SoundServerError>,
+                             alsaDevices: [CaptureDeviceDescription]) -> JSONValue {
+        var object: [String: JSONValue] = [:]
+        switch server {
+        case .success(let listing):
+            object["soundServer"] = .object([
+                "server": .string(listing.server),
+                "sources": .array(listing.sources.map { source in
+                    .object([
+                        "name": .string(source.name), "description": .string(source.description),
+                        "rate": .number(Double(source.sampleRate)), "channels": .number(Double(source.channels)),
+                        "monitor": .bool(source.isMonitor), "default": .bool(source.isDefault),
+                        "alsaDevice": .string(source.alsaDeviceName),
+                    ])
+                }),
+            ])
+        case .failure(let error):
+            object["soundServer"] = .null
+            object["soundServerError"] = .string(error.description)
+        }
+        let sources = (try? server.get())?.sources ?? []
+        object["alsa"] = .array(alsaDevices.map { device in
+            .object(["name": .string(device.name), "description": .array(device.descriptionLines.map(JSONValue.string)),
+                     "heldBySoundServer": .bool(Self.isHeld(device.name, by: sources))])
+        })
+        return .object(object)
     }
 }
 

@@ -110,11 +110,20 @@ struct RecordCommand: ParsableCommand {
         // this command directly, before any thread exists, so every thread inherits the mask.
         StopSignals.block()
         let pcm = capture.format
-        let device = capture.device
+        // Before consent: a name that fits no device, or several sources, is the user's to fix.
+        let choice = try DeviceChoice.resolve(capture.device)
+        let device = choice.label
+        var request = capture.request
+        request.device = choice.alsaName
         let outputFormat = try resolvedFormat()
+        var streamTags = try tags.parsed()
+        if let source = choice.source, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
+            // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
+            _ = streamTags.add("HARK_SOURCE", source.description)
+        }
         let codec: CodecSettings = switch outputFormat {
-        case .flac: .flac(flac.settings(tags: try tags.parsed()))
-        case .opus: .opus(opus.settings(tags: try tags.parsed()))
+        case .flac: .flac(flac.settings(tags: streamTags))
+        case .opus: .opus(opus.settings(tags: streamTags))
         }
         let destination: OutputDestination = switch output {
         case "-": .standardOutput
@@ -122,13 +131,15 @@ struct RecordCommand: ParsableCommand {
         case nil: .file(path: try libraryPath(extension: outputFormat == .flac ? "flac" : "opus"))
         }
         let configuration = RecordingConfiguration(
-            capture: capture.request, output: destination,
+            capture: request, output: destination,
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
             measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
             maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
 
         let gate = HarkManifest.gate
+        StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier,
+                                purpose: HarkManifest.manifest.usageDescription(for: .microphone) ?? "")
         // Before consent: a deny or reset while the device opens must still stop the recording.
         var watch = PermissionWatch(gate: gate)
         let session: RecordingSession
@@ -162,7 +173,7 @@ struct RecordCommand: ParsableCommand {
             return watch.isRevoked(consent: session.grant.consent) ? .permissionRevoked : nil
         }
         statusLine.clear()
-        logAccess(summary, grant: session.grant, started: session.startTime)
+        logAccess(summary, grant: session.grant, started: session.startTime, device: device)
         if verbose {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
@@ -188,9 +199,9 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
-    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: WallClockTime) {
+    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: WallClockTime, device: String) {
         let entry = AccessLogEntry(
-            start: started, end: .now(), app: grant.manifest.appIdentifier, device: capture.device,
+            start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
             format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")",
             output: summary.outputs.map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, ended: summary.end.logName,

@@ -7,12 +7,17 @@ import Testing
         try rig.startPulseAudio()
         let result = try runHark(["devices"], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
-        let lines = String(decoding: result.standardOutput, as: UTF8.self).split(separator: "\n").map(String.init)
-        let names = lines.filter { !$0.hasPrefix(" ") }
-        #expect(names.first == "default", "\(lines)")
-        #expect(names.contains("filecap") && names.contains("pulse"))
+        let devices = deviceBlocks(result.standardOutput)
+        #expect(devices.first?.name == "default", "\(devices)")
+        #expect(devices.contains { $0.name == "filecap" } && devices.contains { $0.name == "pulse" })
         // Descriptions are indented under their device, as arecord -L prints them.
-        #expect(lines.contains { $0.hasPrefix("    ") })
+        #expect(devices.contains { !$0.lines.isEmpty })
+        // Converter and bridge plugins are not capture devices: only with --all.
+        let plugins = ["lavrate", "speexrate", "upmix", "vdownmix", "jack", "oss", "null"]
+        #expect(!devices.contains { plugins.contains($0.name) }, "\(devices.map(\.name))")
+        let everything = deviceBlocks(try runHark(["devices", "--all"], rig: rig).standardOutput)
+        #expect(everything.contains { $0.name == "null" }, "\(everything.map(\.name))")
+        #expect(Set(devices.map(\.name)).isSubset(of: Set(everything.map(\.name))))
     }
 
     /// Two devices that cannot be opened: a sound card that does not exist, and a file plugin
@@ -71,14 +76,19 @@ import Testing
                 "\(denied.standardError)")
     }
 
-    /// `hark devices` output split into devices: a name, then its indented lines.
+    /// The "ALSA devices:" section of `hark devices` split into devices: a name (two spaces in,
+    /// without a "[in use …]" mark), then its lines (six spaces in).
     private func deviceBlocks(_ output: Data) -> [(name: String, lines: [String])] {
         var blocks: [(name: String, lines: [String])] = []
+        var inALSASection = false
         for line in String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init) {
-            if line.hasPrefix("    ") {
-                blocks[blocks.count - 1].lines.append(String(line.dropFirst(4)))
-            } else {
-                blocks.append((line, []))
+            if !line.hasPrefix(" ") {
+                inALSASection = line == "ALSA devices:"
+            } else if inALSASection && line.hasPrefix("      ") {
+                blocks[blocks.count - 1].lines.append(String(line.dropFirst(6)))
+            } else if inALSASection {
+                let name = line.dropFirst(2).split(separator: "  [", maxSplits: 1).first.map(String.init) ?? ""
+                blocks.append((name, []))
             }
         }
         return blocks

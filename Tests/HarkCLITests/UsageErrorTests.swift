@@ -128,8 +128,10 @@ import Testing
 
     @Test func outputInAMissingDirectoryExits73BeforeTheDeviceIsOpened() throws {
         let rig = try ALSATestRig(input: Data())
-        // The device does not exist either: 73, not 69, shows the output is checked first.
-        let result = try runHark(["record", "-D", "no_such_pcm", "-o", rig.path("missing/dir/x.flac")], rig: rig)
+        // The device does not exist either (an ALSA name, card 9): 73, not 69, shows the output is
+        // checked before the device is opened. (A name that is not ALSA's is resolved among the sound
+        // server's sources before that, as an argument: UsageErrorTests.unknownDeviceExits69….)
+        let result = try runHark(["record", "-D", "hw:9", "-o", rig.path("missing/dir/x.flac")], rig: rig)
         expectOneLineFailure(result, exitCode: 73, mentioning: "does not exist")
     }
 

@@ -1,0 +1,144 @@
+import CPulse
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A short-lived connection to the sound server, for looking around: its name, its default source
+/// and its capture sources. Never starts a server (`PA_CONTEXT_NOAUTOSPAWN`), never blocks longer
+/// than its deadline, opens no stream. Not real-time safe; one thread at a time.
+///
+/// libpulse's own main loop runs on the calling thread (`pa_mainloop_prepare`/`poll`/`dispatch`,
+/// at most 50 ms a turn), so no thread is started and the callbacks run on this thread.
+final class SoundServerConnection {
+    private let library: PulseLibrary
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let deadline: timespec
+
+    /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
+    /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
+    init(timeoutMilliseconds: Int) throws(SoundServerError) {
+        library = try PulseLibrary.shared.get()
+        guard let mainloop = library.mainloopNew() else { throw .failed("cannot create libpulse's main loop") }
+        guard let api = library.mainloopGetAPI(mainloop), let context = library.contextNew(api, "hark") else {
+            library.mainloopFree(mainloop)
+            throw .failed("cannot create a libpulse context")
+        }
+        self.mainloop = mainloop
+        self.context = context
+        deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
+        guard library.contextConnect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            throw .notRunning(errorText())
+        }
+        try run(until: { [library, context] in
+            let state = library.contextGetState(context)
+            return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
+        })
+        guard library.contextGetState(context) == PA_CONTEXT_READY else { throw .notRunning(errorText()) }
+    }
+
+    deinit {
+        library.contextDisconnect(context)
+        library.contextUnref(context)
+        library.mainloopFree(mainloop)
+    }
+
+    /// The server's name and version, and the name of its default source.
+    /// The corresponding C function is `pa_context_get_server_info`.
+    func serverInfo() throws(SoundServerError) -> (server: String, defaultSource: String?) {
+        let collector = Collector()
+        let operation = library.contextGetServerInfo(context, { _, info, userdata in
+            guard let info, let userdata else { return }
+            let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
+            let name = info.pointee.server_name.map { String(cString: $0) } ?? "sound server"
+            let version = info.pointee.server_version.map { String(cString: $0) } ?? ""
+            collector.serverName = version.isEmpty ? name : "\(name) \(version)"
+            collector.defaultSource = info.pointee.default_source_name.map { String(cString: $0) }
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        try waitFor(operation, "the server's information")
+        return (collector.serverName ?? "sound server", collector.defaultSource)
+    }
+
+    /// Every source the server has, in the server's order (monitors included).
+    /// The corresponding C function is `pa_context_get_source_info_list`.
+    func sources(defaultSource: String?) throws(SoundServerError) -> [SoundServerSource] {
+        let collector = Collector()
+        collector.library = library
+        let operation = library.contextGetSourceInfoList(context, { _, info, endOfList, userdata in
+            guard endOfList == 0, let info, let userdata else { return }
+            let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
+            collector.rawSources.append(collector.source(from: info.pointee))
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        try waitFor(operation, "the list of sources")
+        return collector.rawSources.map { $0.markingDefault(defaultSource) }
+    }
+
+    // MARK: The main loop
+
+    /// Runs libpulse's main loop until `isDone` or the deadline.
+    private func run(until isDone: () -> Bool) throws(SoundServerError) {
+        while !isDone() {
+            guard Self.now(plusMilliseconds: 0) < deadline else { throw .timedOut }
+            guard library.mainloopPrepare(mainloop, 50_000) >= 0, library.mainloopPoll(mainloop) >= 0,
+                  library.mainloopDispatch(mainloop) >= 0 else {
+                throw .failed("libpulse's main loop failed: \(errorText())")
+            }
+        }
+    }
+
+    /// Waits for `operation` to finish (its callbacks have then all run) and releases it.
+    private func waitFor(_ operation: OpaquePointer?, _ what: String) throws(SoundServerError) {
+        guard let operation else { throw .failed("cannot ask for \(what): \(errorText())") }
+        defer { library.operationUnref(operation) }
+        try run(until: { [library] in
+            library.operationGetState(operation) != PA_OPERATION_RUNNING
+                || library.contextGetState(context) != PA_CONTEXT_READY
+        })
+        guard library.contextGetState(context) == PA_CONTEXT_READY else {
+            throw .failed("the sound server went away while hark asked for \(what)")
+        }
+    }
+
+    private func errorText() -> String {
+        library.strerror(library.contextErrno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    private static func now(plusMilliseconds milliseconds: Int) -> timespec {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        let nanoseconds = Int(time.tv_nsec) + (milliseconds % 1000) * 1_000_000
+        time.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+        time.tv_nsec = nanoseconds % 1_000_000_000
+        return time
+    }
+
+    /// What the callbacks collect; passed to them unretained (it outlives every operation).
+    private final class Collector {
+        var library: PulseLibrary?
+        var serverName: String?
+        var defaultSource: String?
+        var rawSources: [SoundServerSource] = []
+
+        func source(from info: pa_source_info) -> SoundServerSource {
+            func property(_ key: String) -> String? {
+                guard let library, let list = info.proplist, let value = library.proplistGets(list, key) else { return nil }
+                return String(cString: value)
+            }
+            return SoundServerSource(
+                name: info.name.map { String(cString: $0) } ?? "",
+                description: info.description.map { String(cString: $0) } ?? "",
+                sampleRate: Int(info.sample_spec.rate),
+                channels: Int(info.sample_spec.channels),
+                isMonitor: info.monitor_of_sink != hark_pa_invalid_index(),
+                isDefault: false,
+                alsaCard: property("alsa.card").flatMap { Int($0) },
+                alsaDevice: property("alsa.device").flatMap { Int($0) })
+        }
+    }
+}
+
+extension timespec {
+    static func < (left: timespec, right: timespec) -> Bool {
+        (left.tv_sec, left.tv_nsec) < (right.tv_sec, right.tv_nsec)
+    }
+}
