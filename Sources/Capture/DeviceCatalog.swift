@@ -49,7 +49,8 @@ extension DeviceCatalog {
     /// The corresponding C function is `snd_config_search`.
     public static func isALSADeviceName(_ name: String) -> Bool {
         let base = name.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
-        // A leading '!' or quotes are configuration syntax, never part of a device a user names.
+        // '.' and ' ' never occur in a PCM's base name but do in sound-server source names and
+        // descriptions ("vmic.monitor", "Blue Yeti"); '"' is configuration syntax.
         guard !base.isEmpty, !base.contains(where: { $0 == "." || $0 == " " || $0 == "\"" }) else { return false }
         ALSALibrary.silenceErrorMessages()
         return hark_alsa_defines_pcm(base) != 0

@@ -14,6 +14,7 @@ final class SoundServerConnection {
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private let deadline: timespec
+    private let timeoutMilliseconds: Int
 
     /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
     /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
@@ -26,6 +27,7 @@ final class SoundServerConnection {
         }
         self.mainloop = mainloop
         self.context = context
+        self.timeoutMilliseconds = timeoutMilliseconds
         deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
         guard library.contextConnect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
             throw .notRunning(errorText())
@@ -78,7 +80,7 @@ final class SoundServerConnection {
     /// Runs libpulse's main loop until `isDone` or the deadline.
     private func run(until isDone: () -> Bool) throws(SoundServerError) {
         while !isDone() {
-            guard Self.now(plusMilliseconds: 0) < deadline else { throw .timedOut }
+            guard Self.now(plusMilliseconds: 0) < deadline else { throw .timedOut(milliseconds: timeoutMilliseconds) }
             guard library.mainloopPrepare(mainloop, 50_000) >= 0, library.mainloopPoll(mainloop) >= 0,
                   library.mainloopDispatch(mainloop) >= 0 else {
                 throw .failed("libpulse's main loop failed: \(errorText())")

@@ -57,15 +57,15 @@ public enum SoundServerError: Error, Sendable, Equatable, CustomStringConvertibl
     case libraryMissing(String)
     /// No server is running for this user, or it refused the connection.
     case notRunning(String)
-    /// It did not answer within the deadline.
-    case timedOut
+    /// It did not answer within the deadline (milliseconds).
+    case timedOut(milliseconds: Int)
     case failed(String)
 
     public var description: String {
         switch self {
         case .libraryMissing(let reason): "the sound server's client library is missing (install libpulse0): \(reason)"
         case .notRunning(let reason): "no sound server is running (\(reason))"
-        case .timedOut: "the sound server did not answer within 2 s"
+        case .timedOut(let milliseconds): "the sound server did not answer within \(milliseconds) ms"
         case .failed(let reason): reason
         }
     }

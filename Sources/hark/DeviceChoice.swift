@@ -45,21 +45,22 @@ struct DeviceChoice {
 }
 
 /// How hark appears in the desktop's microphone indicator and mixer (GNOME, KDE, pavucontrol):
-/// by its own name and icon, with the purpose string saying why, not as "ALSA plug-in [hark]".
+/// by its own name, id and icon, not as "ALSA plug-in [hark]".
 ///
 /// The capture path is ALSA's pulse plugin, which takes no stream properties; libpulse applies
-/// `PULSE_PROP_OVERRIDE` to every client and stream it makes in this process (read back with
-/// `pactl list source-outputs`). Set once, on the main thread, before any thread that could read
-/// the environment starts and before the device is opened.
+/// `PULSE_PROP_OVERRIDE` to the client it makes in this process, and the server gives the client's
+/// application properties to its streams (read back with `pactl list source-outputs`). The stream's
+/// own `media.name` ("ALSA Capture") is set by the plugin and is not overridden this way, so the
+/// purpose string cannot be shown there (docs/known-limits.md). Set once, on the main thread,
+/// before any thread that could read the environment starts and before the device is opened.
 enum StreamIdentity {
     /// The corresponding C function is `setenv`.
-    static func announce(appName: String, appIdentifier: String, purpose: String) {
+    static func announce(appName: String, appIdentifier: String) {
         let properties = [
             ("application.name", appName),
             ("application.id", appIdentifier),
             ("application.icon_name", "audio-input-microphone"),
             ("media.role", "production"),
-            ("media.name", purpose),
         ]
         // pa_proplist_from_string's syntax: key="value" pairs, '"' and '\' escaped with '\'.
         let text = properties.map { key, value in

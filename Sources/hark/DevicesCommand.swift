@@ -51,7 +51,8 @@ struct DevicesCommand: ParsableCommand {
         let alsaDevices = all ? everyALSADevice : everyALSADevice.filter { !Self.pluginEntries.contains($0.name) }
         let sources = (try? server.get())?.sources ?? []
         if json {
-            print(String(decoding: jsonListing(server: server, alsaDevices: alsaDevices).serialized(.indented), as: UTF8.self))
+            print(String(decoding: jsonListing(server: server, sources: sources, alsaDevices: alsaDevices)
+                .serialized(.indented), as: UTF8.self))
             return
         }
         guard !everyALSADevice.isEmpty || !sources.isEmpty else {
@@ -87,9 +88,10 @@ struct DevicesCommand: ParsableCommand {
     }
 
     private func soundServerSection(_ server: Result<SoundServerListing, SoundServerError>) -> String {
-        guard case .success(let listing) = server else {
-            if case .failure(let error) = server { return "Sound server: none reachable (\(error))\n" }
-            return ""
+        let listing: SoundServerListing
+        switch server {
+        case .success(let answer): listing = answer
+        case .failure(let error): return "Sound server: none reachable (\(error))\n"
         }
         func lines(_ sources: [SoundServerSource]) -> String {
             sources.map { source in
@@ -114,7 +116,7 @@ struct DevicesCommand: ParsableCommand {
         return sources.contains { $0.alsaCard == index && ($0.alsaDevice ?? 0) == device }
     }
 
-    private func jsonListing(server: Result<SoundServerListing, SoundServerError>,
+    private func jsonListing(server: Result<SoundServerListing, SoundServerError>, sources: [SoundServerSource],
                              alsaDevices: [CaptureDeviceDescription]) -> JSONValue {
         var object: [String: JSONValue] = [:]
         switch server {
@@ -134,7 +136,6 @@ struct DevicesCommand: ParsableCommand {
             object["soundServer"] = .null
             object["soundServerError"] = .string(error.description)
         }
-        let sources = (try? server.get())?.sources ?? []
         object["alsa"] = .array(alsaDevices.map { device in
             .object(["name": .string(device.name), "description": .array(device.descriptionLines.map(JSONValue.string)),
                      "heldBySoundServer": .bool(Self.isHeld(device.name, by: sources))])

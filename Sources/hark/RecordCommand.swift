@@ -138,8 +138,7 @@ struct RecordCommand: ParsableCommand {
             maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
 
         let gate = HarkManifest.gate
-        StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier,
-                                purpose: HarkManifest.manifest.usageDescription(for: .microphone) ?? "")
+        StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
         // Before consent: a deny or reset while the device opens must still stop the recording.
         var watch = PermissionWatch(gate: gate)
         let session: RecordingSession
