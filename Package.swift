@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "hark", targets: ["hark"]),
         .executable(name: "hark-signal", targets: ["hark-signal"]),
+        .executable(name: "hark-privacy-switch", targets: ["hark-privacy-switch"]),
         .library(name: "AudioFormat", targets: ["AudioFormat"]),
         .library(name: "RingBuffer", targets: ["RingBuffer"]),
         .library(name: "Realtime", targets: ["Realtime"]),
@@ -51,6 +52,11 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCShims", "-l_FoundationCollections", "-Xlinker", "-no-pie"],
                                           .when(configuration: .release))]
         ),
+        // Reads the desktop's microphone switch through GSettings in a process of its own, so GIO
+        // (about 4.5 MiB resident, and threads of its own) stays out of the recorder; see its main.c.
+        // Installed beside hark (scripts/install puts it in libexec/hark).
+        .executableTarget(name: "hark-privacy-switch", linkerSettings: [.linkedLibrary("dl")]),
+
         // A second app embedding the permission gate with its own identity (samples/README.md).
         .executableTarget(
             name: "voice-memo",

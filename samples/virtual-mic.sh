@@ -2,8 +2,9 @@
 # A virtual microphone for machines with no sound card (containers, CI, VMs).
 #
 #   samples/virtual-mic.sh start    start a private PulseAudio with a null sink "vmic",
-#                                   make its monitor the default source and play a
-#                                   music-like sample signal into it, forever
+#                                   a microphone source "virtual-mic" fed from that sink,
+#                                   made the default source, and play a music-like
+#                                   sample signal into the sink, forever
 #   samples/virtual-mic.sh env      print export lines; use: eval "$(samples/virtual-mic.sh env)"
 #   samples/virtual-mic.sh status   say whether it runs (exit 0 if it does, 1 if not)
 #   samples/virtual-mic.sh stop     stop the player and that PulseAudio (by PID), remove the state dir
@@ -11,7 +12,10 @@
 # While it runs and its environment is set (env), ALSA's "default" device routes to this
 # PulseAudio (Debian's pulse-alsa.conf hook, package libasound2-plugins), so
 #   eval "$(samples/virtual-mic.sh env)"; hark record -d 5 -o x.flac
-# records the sample signal. ALSA device "pulse:vmic.monitor" names the source explicitly.
+# records the sample signal. hark -D virtual-mic (or -D "Virtual microphone") names the source.
+# The source is a remap of the sink's monitor (module-remap-source), so the sound server lists
+# it as a microphone: hark records a monitor ("what the system plays") only with the separate
+# systemAudio permission.
 #
 # State dir: ${HARK_VMIC_DIR:-/tmp/hark-vmic-$(id -u)}. It holds the private
 # XDG_RUNTIME_DIR (runtime/, mode 700), the PulseAudio log, the player loop's PID and
@@ -170,13 +174,19 @@ cmd_start() {
     chmod 700 "$runtime_dir"
     start_pulseaudio
     with_pa pactl set-default-sink "$sink"
-    with_pa pactl set-default-source "$sink.monitor"
+    local sources
+    sources=$(with_pa pactl list short sources)
+    if ! grep -q "^[0-9]*[[:space:]]virtual-mic[[:space:]]" <<<"$sources"; then
+        with_pa pactl load-module module-remap-source source_name=virtual-mic master="$sink.monitor" \
+            "source_properties='device.description=\"Virtual microphone (hark sample)\"'" >/dev/null
+    fi
+    with_pa pactl set-default-source virtual-mic
     if [[ ! -s $sample ]]; then
         say "generating sample signal $sample"
         make_sample
     fi
     start_player
-    say "virtual mic ready: default source $sink.monitor; for other programs: eval \"\$($0 env)\""
+    say "virtual mic ready: default source virtual-mic; for other programs: eval \"\$($0 env)\""
 }
 
 cmd_env() {

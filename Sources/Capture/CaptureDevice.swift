@@ -27,11 +27,11 @@ public final class CaptureDevice: @unchecked Sendable {
 
     /// Opens `request.device` for capture in non-blocking mode and negotiates its parameters.
     ///
-    /// Requires the user's consent: a `MicrophoneGrant` only `PermissionGate.requestAccess(for:)`
+    /// Requires the user's consent: a `CaptureGrant` only `PermissionGate.requestAccess(for:)`
     /// can make. A grant whose manifest lacks a microphone purpose string stops the program here,
     /// before the device is touched.
     /// Not real-time safe. The corresponding C functions are `snd_pcm_open` and `snd_pcm_hw_params`.
-    public init(opening request: CaptureRequest, grant: MicrophoneGrant) throws(CaptureOpenError) {
+    public init(opening request: CaptureRequest, grant: CaptureGrant) throws(CaptureOpenError) {
         grant.requireUsageDescription()
         ALSALibrary.silenceErrorMessages()
         var handle: OpaquePointer?

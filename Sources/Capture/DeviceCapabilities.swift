@@ -29,7 +29,7 @@ public struct DeviceCapabilities: Sendable, Equatable {
     /// A device that cannot be opened or used is a value (`.unavailable`), never an error.
     /// Not real-time safe. The corresponding C functions are `snd_pcm_open`, `snd_pcm_hw_params_any`
     /// and `snd_pcm_hw_params_test_*`.
-    public static func probe(_ device: String, grant: MicrophoneGrant) -> DeviceProbe {
+    public static func probe(_ device: String, grant: CaptureGrant) -> DeviceProbe {
         grant.requireUsageDescription()
         ALSALibrary.silenceErrorMessages()
         var handle: OpaquePointer?

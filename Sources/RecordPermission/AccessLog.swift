@@ -15,6 +15,9 @@ public struct AccessLogEntry: Sendable, Equatable {
     public var frames: Int
     /// How consent was obtained: stored, once or prompt.
     public var consent: ConsentSource
+    /// What was recorded: the microphone, or the system's audio (a monitor source). Lines written
+    /// before system audio existed have no such key and mean the microphone.
+    public var resource: PermissionResource
     /// How the recording ended: duration, SIGINT, SIGTERM, SIGHUP, device lost, output failed, revoked.
     public var ended: String
     /// Frames dropped because the ring was full (absent in entries of programs that do not say).
@@ -26,8 +29,8 @@ public struct AccessLogEntry: Sendable, Equatable {
     public var framesPadded: Int?
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
-                frames: Int, consent: ConsentSource, ended: String, framesDropped: Int? = nil, overruns: Int? = nil,
-                framesLostToOverruns: Int? = nil, framesPadded: Int? = nil) {
+                frames: Int, consent: ConsentSource, resource: PermissionResource = .microphone, ended: String,
+                framesDropped: Int? = nil, overruns: Int? = nil, framesLostToOverruns: Int? = nil, framesPadded: Int? = nil) {
         self.start = start
         self.end = end
         self.app = app
@@ -36,6 +39,7 @@ public struct AccessLogEntry: Sendable, Equatable {
         self.output = output
         self.frames = frames
         self.consent = consent
+        self.resource = resource
         self.ended = ended
         self.framesDropped = framesDropped
         self.overruns = overruns
@@ -109,7 +113,8 @@ public struct AccessLog: Sendable {
 ///
 ///     {"app":"dev.hark.cli","consent":"stored","device":"filecap","end":"2026-11-22T02:22:01Z",…}
 ///
-/// The three counters are left out when nil. Reading asks what `JSONDecoder` asked of the
+/// The counters are left out when nil, and `resource` when it is the microphone (so a microphone
+/// entry is the line earlier versions wrote). Reading asks what `JSONDecoder` asked of the
 /// `Codable` struct: the other keys present with values of the right type, unknown keys ignored.
 extension AccessLogEntry {
     /// The entry as the log stores it: one line of JSON, keys sorted, no newline.
@@ -123,6 +128,7 @@ extension AccessLogEntry {
             "format": .string(format), "output": .string(output), "frames": .number(Double(frames)),
             "consent": .string(consent.rawValue), "ended": .string(ended),
         ]
+        if resource != .microphone { members["resource"] = .string(resource.rawValue) }
         members["framesDropped"] = framesDropped.map { .number(Double($0)) }
         members["overruns"] = overruns.map { .number(Double($0)) }
         members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
@@ -145,8 +151,15 @@ extension AccessLogEntry {
               let overruns = optionalCount("overruns"), let framesLostToOverruns = optionalCount("framesLostToOverruns"),
               let framesPadded = optionalCount("framesPadded")
         else { return nil }
+        let resource: PermissionResource
+        switch json["resource"] {
+        case nil, .null?: resource = .microphone
+        case .string(let name)? where PermissionResource(rawValue: name)?.isCaptureSource == true:
+            resource = PermissionResource(rawValue: name)!
+        default: return nil
+        }
         self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
-                  consent: consent, ended: ended, framesDropped: framesDropped, overruns: overruns,
+                  consent: consent, resource: resource, ended: ended, framesDropped: framesDropped, overruns: overruns,
                   framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded)
     }
 }

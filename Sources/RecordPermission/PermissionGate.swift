@@ -8,19 +8,23 @@
 ///     case .refused(let refusal): print(refusal)   // exit 77
 ///     }
 ///
-/// Order of precedence: an administrator's restriction, then an untrusted store (never grants),
-/// then the stored decision, then the prompt.
+/// Order of precedence: an administrator's restriction, then the desktop's microphone switch
+/// (microphone only), then an untrusted store (never grants), then the stored decision, then the prompt.
 public struct PermissionGate: Sendable {
     public let manifest: AppManifest
     public let locations: PermissionLocations
+    /// GNOME's Settings › Privacy › Microphone; off means `restricted` for the microphone.
+    public let desktopSwitch: DesktopPrivacySwitch
 
     /// The app identifier of hark itself, the "Settings app" whose `permissions` commands change
     /// decisions for every app that embeds this gate.
     public static let settingsAppIdentifier = "dev.hark.cli"
 
-    public init(manifest: AppManifest, locations: PermissionLocations = .current()) {
+    public init(manifest: AppManifest, locations: PermissionLocations = .current(),
+                desktopSwitch: DesktopPrivacySwitch = .shared) {
         self.manifest = manifest
         self.locations = locations
+        self.desktopSwitch = desktopSwitch
     }
 
     var store: PermissionStore { PermissionStore(locations: locations, appIdentifier: manifest.appIdentifier) }
@@ -37,6 +41,12 @@ public struct PermissionGate: Sendable {
     public func statusDetail(for resource: PermissionResource) -> StatusDetail {
         if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) {
             return StatusDetail(resource: resource, status: .restricted, setBy: nil, updated: nil, note: reason)
+        }
+        // The desktop's switch is the user's own, but like a restriction it is not hark's to
+        // override or to ask past: no prompt while it is off.
+        if resource == .microphone, desktopSwitch.forbidsMicrophone {
+            return StatusDetail(resource: resource, status: .restricted, setBy: nil, updated: nil,
+                                note: "turned off in the desktop's privacy settings; turn it back on in \(DesktopPrivacySwitch.settingsPlace)")
         }
         do throws(StoreProblem) {
             guard let decision = try store.decision(for: resource) else {
@@ -55,7 +65,7 @@ public struct PermissionGate: Sendable {
     /// `notDetermined`. Stops the program first if the manifest lacks the purpose string.
     public func requestAccess(for mediaType: MediaType, prompt: any ConsentPrompting = TerminalPrompt()) -> AccessResult {
         switch decide(mediaType.resource, prompt: prompt) {
-        case .success(let consent): .granted(MicrophoneGrant(manifest: manifest, consent: consent))
+        case .success(let consent): .granted(CaptureGrant(manifest: manifest, consent: consent, resource: mediaType.resource))
         case .failure(let refusal): .refused(refusal)
         }
     }
@@ -80,7 +90,7 @@ public struct PermissionGate: Sendable {
         let resource = mediaType.resource
         manifest.requireUsageDescription(for: resource)
         switch decidedAccess(to: resource) {
-        case .success(let consent)?: return .granted(MicrophoneGrant(manifest: manifest, consent: consent))
+        case .success(let consent)?: return .granted(CaptureGrant(manifest: manifest, consent: consent, resource: resource))
         case .failure(let refusal)?: return .refused(refusal)
         case nil: return .refused(AccessRefusal(kind: .notDetermined, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) yet; allow it with '\(grantCommand(resource))'"))
         }
@@ -170,7 +180,7 @@ public struct PermissionGate: Sendable {
 
 /// The outcome of `requestAccess(for: .audio)`.
 public enum AccessResult: Sendable {
-    case granted(MicrophoneGrant)
+    case granted(CaptureGrant)
     case refused(AccessRefusal)
 }
 

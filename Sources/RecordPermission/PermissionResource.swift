@@ -2,11 +2,15 @@
 public enum MediaType: Sendable, Hashable {
     /// Audio capture: the microphone.
     case audio
+    /// What the system plays (a sound server's monitor source), as Apple's "System Audio Recording"
+    /// is a permission apart from the microphone's (Core Audio taps, macOS 14.4).
+    case systemAudio
 
     /// The protected resource this media type needs.
     public var resource: PermissionResource {
         switch self {
         case .audio: .microphone
+        case .systemAudio: .systemAudio
         }
     }
 }
@@ -22,6 +26,8 @@ public enum LibraryAccessLevel: Sendable, Hashable {
 /// A protected resource with its own decision in the store and its own purpose string.
 public enum PermissionResource: String, Sendable, Hashable, CaseIterable, Codable {
     case microphone
+    /// What the system plays: a sound server's monitor source. Neither grant covers the other.
+    case systemAudio
     /// Adding recordings to the user's recordings library (add only: never reading or listing it).
     case recordings
 
@@ -30,15 +36,30 @@ public enum PermissionResource: String, Sendable, Hashable, CaseIterable, Codabl
     public var usageDescriptionKey: String {
         switch self {
         case .microphone: "NSMicrophoneUsageDescription"
+        // Apple's key for system audio recording (Core Audio process taps).
+        case .systemAudio: "NSAudioCaptureUsageDescription"
         // Modelled on NSPhotoLibraryAddUsageDescription, the photo library's add-only key.
         case .recordings: "NSRecordingsLibraryAddUsageDescription"
         }
     }
 
+    /// How a line names access to it: "microphone access was revoked", "system-audio access …".
+    public var accessName: String {
+        switch self {
+        case .microphone: "microphone"
+        case .systemAudio: "system-audio"
+        case .recordings: "recordings-library"
+        }
+    }
+
+    /// Whether a `CaptureGrant` can be for it: what a capture device records.
+    public var isCaptureSource: Bool { self == .microphone || self == .systemAudio }
+
     /// How the prompt names the resource: "… would like to access the microphone."
     public var displayName: String {
         switch self {
         case .microphone: "the microphone"
+        case .systemAudio: "the system's audio (what this computer plays)"
         case .recordings: "your recordings library (to add recordings)"
         }
     }

@@ -1,5 +1,6 @@
 /// Notices, during a recording, that the user or the administrator took the microphone away:
-/// `hark permissions deny` or `reset` from another terminal, or a new restriction.
+/// `hark permissions deny` or `reset` from another terminal, a new restriction, or the desktop's
+/// microphone switch turned off.
 ///
 /// Create it *before* asking for consent, so a change that lands between the decision and the
 /// start of the recording (while the device opens) is not mistaken for the state to keep.
@@ -14,6 +15,9 @@ public struct PermissionWatch {
     private var policyFingerprint: [Int]
     /// Renewed by every `deny` and `reset` of the resource; see `PermissionStore.revocationToken(for:)`.
     private let revocationToken: [UInt8]
+    /// Once `isRevoked` said true: what happened, as the recording's last line says it
+    /// ("microphone access was revoked").
+    public private(set) var revocation: String?
 
     public init(gate: PermissionGate, resource: PermissionResource = .microphone) {
         self.gate = gate
@@ -30,8 +34,14 @@ public struct PermissionWatch {
     /// - Otherwise a change of the store or the policy is judged by the status it leaves: denied
     ///   or restricted revokes; notDetermined revokes a stored consent but is the normal state of
     ///   an "Allow Once" one; authorized (a grant just stored by the prompt) keeps recording.
+    /// - The desktop's microphone switch turned off revokes the microphone (the helper reports the
+    ///   change as it happens; reading it here is one non-blocking read).
     public mutating func isRevoked(consent: ConsentSource) -> Bool {
-        if gate.store.revocationToken(for: resource) != revocationToken { return true }
+        let revoked = "\(resource.accessName) access was revoked"
+        if gate.store.revocationToken(for: resource) != revocationToken { return revoke(revoked) }
+        if resource == .microphone, gate.desktopSwitch.forbidsMicrophone {
+            return revoke("microphone access was turned off in the desktop's privacy settings")
+        }
         let store = SecureFile.fingerprint(gate.store.path)
         let policy = SecureFile.fingerprint(gate.locations.policyFile)
         guard store != storeFingerprint || policy != policyFingerprint else { return false }
@@ -39,8 +49,13 @@ public struct PermissionWatch {
         policyFingerprint = policy
         switch gate.statusDetail(for: resource).status {
         case .authorized: return false
-        case .notDetermined: return consent != .once
-        case .denied, .restricted: return true
+        case .notDetermined: return consent != .once && revoke(revoked)
+        case .denied, .restricted: return revoke(revoked)
         }
+    }
+
+    private mutating func revoke(_ reason: String) -> Bool {
+        revocation = revocation ?? reason
+        return true
     }
 }

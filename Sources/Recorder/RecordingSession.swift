@@ -35,7 +35,7 @@ public final class RecordingSession {
     private var captureThread: PosixThread?
     private var encoderThread: PosixThread?
     /// The consent this recording runs under.
-    public let grant: MicrophoneGrant
+    public let grant: CaptureGrant
     /// When the recording started (the device open, the encoder about to write its header): the
     /// DATE tag's moment and the access log's start.
     public let startTime: WallClockTime

@@ -10,8 +10,9 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case deviceLost(reason: String)
     /// Writing the output failed (disk full, file too large, reader gone).
     case outputFailed(EncoderError)
-    /// The user or the administrator took the microphone away while it was recording.
-    case permissionRevoked
+    /// The user, the administrator or the desktop's switch took access away while it was recording;
+    /// `because` says which ("microphone access was revoked").
+    case permissionRevoked(because: String)
     /// The output reached `--max-size`.
     case sizeLimitReached
 
@@ -22,7 +23,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         case .durationReached: "duration reached"
         case .deviceLost: "capture device lost"
         case .outputFailed: "output failed"
-        case .permissionRevoked: "microphone access revoked"
+        case .permissionRevoked: "access revoked"
         }
     }
 
@@ -32,12 +33,12 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         case .signal, .durationReached, .sizeLimitReached: nil
         case .deviceLost(let reason): "capture device lost: \(reason)"
         case .outputFailed(let error): error.description
-        case .permissionRevoked: "microphone access was revoked; the recording was stopped and finalized"
+        case .permissionRevoked(let because): "\(because); the recording was stopped and finalized"
         }
     }
 
     /// 0 for a normal stop; 74 (EX_IOERR) when the device or the output failed; 77 (EX_NOPERM)
-    /// when microphone access was revoked.
+    /// when access was revoked.
     public var exitCode: Int32 {
         switch self {
         case .signal, .durationReached, .sizeLimitReached: 0

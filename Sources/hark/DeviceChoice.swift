@@ -1,4 +1,5 @@
 import Capture
+import RecordPermission
 import SoundServer
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,9 @@ struct DeviceChoice {
     let alsaName: String
     /// The source, when `-D` named one of the sound server's.
     let source: SoundServerSource?
+    /// What recording it needs consent for: `.systemAudio` for a monitor (what the system plays),
+    /// else `.microphone`.
+    let resource: PermissionResource
 
     /// The device as the user sees it in notices, the status line and the access log.
     var label: String {
@@ -21,7 +25,9 @@ struct DeviceChoice {
     /// every name that worked before means what it meant; else the sound server's sources.
     /// Throws a usage error (64) for a name that fits several sources, and 69 for one that fits none.
     static func resolve(_ name: String) throws -> DeviceChoice {
-        if DeviceCatalog.isALSADeviceName(name) { return DeviceChoice(alsaName: name, source: nil) }
+        if DeviceCatalog.isALSADeviceName(name) {
+            return DeviceChoice(alsaName: name, source: nil, resource: monitorBehind(alsaName: name) ? .systemAudio : .microphone)
+        }
         let listing: SoundServerListing
         do throws(SoundServerError) {
             listing = try SoundServer.listing()
@@ -31,7 +37,8 @@ struct DeviceChoice {
         }
         switch SourceMatch(name, in: listing.sources) {
         case .found(let source):
-            return DeviceChoice(alsaName: source.alsaDeviceName, source: source)
+            return DeviceChoice(alsaName: source.alsaDeviceName, source: source,
+                                resource: source.isMonitor ? .systemAudio : .microphone)
         case .ambiguous(let candidates):
             let names = candidates.map { "'\($0.name)' (\($0.description))" }.joined(separator: ", ")
             throw CommandFailure(message: "'\(name)' fits \(candidates.count) sources: \(names); give more of the description, or the name",
@@ -41,6 +48,38 @@ struct DeviceChoice {
             throw CommandFailure(message: "no capture device or sound-server source named '\(name)' (sources: \(known.isEmpty ? "none" : known); see 'hark devices')",
                                  exitCode: ExitStatus.unavailable)
         }
+    }
+}
+
+extension DeviceChoice {
+    /// Whether an ALSA name reaches a sound server's monitor source, so that naming it the ALSA way
+    /// (`pulse:DEVICE=speakers.monitor`, or `pulse`/`default` while the server's default source is
+    /// a monitor) cannot record the system's audio on a microphone grant. Asks the server only for
+    /// names of its ALSA plugin; with no server reachable, nothing there is a monitor.
+    static func monitorBehind(alsaName name: String) -> Bool {
+        guard let target = pulsePluginTarget(name) else { return false }
+        guard let listing = try? SoundServer.listing() else { return false }
+        switch target {
+        case .defaultSource: return listing.sources.contains { $0.isDefault && $0.isMonitor }
+        case .named(let sourceName): return listing.sources.contains { $0.name == sourceName && $0.isMonitor }
+        }
+    }
+
+    enum PulsePluginTarget: Equatable {
+        case defaultSource
+        case named(String)
+    }
+
+    /// What ALSA's pulse plugin records for `name`: `pulse` and `default` (Debian routes it to the
+    /// server while one runs) take the default source; `pulse:NAME`, `pulse:DEVICE=NAME`, with or
+    /// without double quotes, take NAME. Nil for every other device.
+    static func pulsePluginTarget(_ name: String) -> PulsePluginTarget? {
+        if name == "pulse" || name == "default" { return .defaultSource }
+        guard name.hasPrefix("pulse:") else { return nil }
+        var argument = Substring(name.dropFirst("pulse:".count))
+        if argument.hasPrefix("DEVICE=") { argument = argument.dropFirst("DEVICE=".count) }
+        if argument.count >= 2, argument.first == "\"", argument.last == "\"" { argument = argument.dropFirst().dropLast() }
+        return argument.isEmpty ? .defaultSource : .named(String(argument))
     }
 }
 

@@ -59,7 +59,7 @@ struct DevicesCommand: ParsableCommand {
             throw CommandFailure(message: "no capture devices found (no sound card and no sound server?)",
                                  exitCode: ExitStatus.unavailable)
         }
-        var grant: MicrophoneGrant?
+        var grant: CaptureGrant?
         var refusal: AccessRefusal?
         if verbose {
             // Never a prompt here: `devices` is for looking around (DESIGN §1). The gate still

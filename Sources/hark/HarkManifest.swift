@@ -7,6 +7,7 @@ enum HarkManifest {
         displayName: "hark",
         usageDescriptions: [
             .microphone: "hark records audio from the capture device you choose into the file or pipe you name, only while it shows that it is recording.",
+            .systemAudio: "hark records what this computer plays only when you name a monitor source (what the system plays) with -D, into the file or pipe you name, only while it shows that it is recording.",
             .recordings: "When you record without -o, hark saves the new recording in your recordings library. It only adds files there; it never reads, lists or replaces what is already in it.",
         ]
     )

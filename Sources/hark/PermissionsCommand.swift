@@ -6,7 +6,7 @@ import Recorder
 struct PermissionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "permissions",
-        abstract: "Show and change who may use the microphone (like Settings › Privacy, and tccutil).",
+        abstract: "Show and change who may use the microphone and the system's audio (like Settings › Privacy, and tccutil).",
         subcommands: [Status.self, Grant.self, Deny.self, Reset.self, Log.self],
         defaultSubcommand: Status.self
     )
@@ -56,7 +56,11 @@ extension PermissionsCommand {
             if let note = detail.note { return "denied — \(note)" }
             switch detail.status {
             case .notDetermined:
-                let when = resource == .recordings ? "next recording saved to the library" : "next recording"
+                let when = switch resource {
+                case .recordings: "next recording saved to the library"
+                case .systemAudio: "next recording of system audio (a monitor source)"
+                case .microphone: "next recording"
+                }
                 return "not determined (\(app.app == PermissionGate.settingsAppIdentifier ? "hark" : app.app) will ask on the terminal at the \(when))"
             case .authorized, .denied, .restricted:
                 let how = detail.setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
@@ -68,7 +72,7 @@ extension PermissionsCommand {
 
     struct Grant: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Allow the app to use a resource from now on.")
-        @Argument(help: "The resource: microphone, or recordings (adding to your recordings library).") var resource: PermissionResource
+        @Argument(help: "The resource: microphone, systemAudio (monitor sources: what the system plays), or recordings (adding to your recordings library).") var resource: PermissionResource
         @OptionGroup var app: AppOption
 
         func run() throws {
@@ -80,7 +84,7 @@ extension PermissionsCommand {
     struct Deny: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Refuse a resource; a recording running under it stops within a second.")
-        @Argument(help: "The resource: microphone, or recordings (adding to your recordings library).") var resource: PermissionResource
+        @Argument(help: "The resource: microphone, systemAudio (monitor sources: what the system plays), or recordings (adding to your recordings library).") var resource: PermissionResource
         @OptionGroup var app: AppOption
 
         func run() throws {

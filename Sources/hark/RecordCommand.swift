@@ -23,9 +23,9 @@ struct RecordCommand: ParsableCommand {
             Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
             output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost), file finalized as far as possible; 77 microphone or \
-            recordings-library access denied, restricted or undecided with no terminal, or microphone \
-            access revoked while recording.
+            reader gone, device lost), file finalized as far as possible; 77 microphone, system-audio or \
+            recordings-library access denied, restricted (by the administrator or the desktop's microphone \
+            switch) or undecided with no terminal, or access revoked while recording.
             """
     )
 
@@ -140,13 +140,15 @@ struct RecordCommand: ParsableCommand {
         let gate = HarkManifest.gate
         StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
         // Before consent: a deny or reset while the device opens must still stop the recording.
-        var watch = PermissionWatch(gate: gate)
+        var watch = PermissionWatch(gate: gate, resource: choice.resource)
         let session: RecordingSession
         let scheduling: String
         do {
             // Consent is asked for here: after the arguments and the output are known to be good,
             // right before the device is opened.
-            session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
+            // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
+            let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
+            session = try RecordingSession(configuration) { gate.requestAccess(for: media) }
             scheduling = try session.start().description
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
@@ -169,7 +171,8 @@ struct RecordCommand: ParsableCommand {
             // Twice a second keeps "stops within a second" with room for the drain; a few stat calls.
             guard MonotonicClock.nanoseconds() - lastWatch >= 500_000_000 else { return nil }
             lastWatch = MonotonicClock.nanoseconds()
-            return watch.isRevoked(consent: session.grant.consent) ? .permissionRevoked : nil
+            return watch.isRevoked(consent: session.grant.consent)
+                ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime, device: device)
@@ -198,12 +201,12 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
-    private func logAccess(_ summary: RecordingSummary, grant: MicrophoneGrant, started: WallClockTime, device: String) {
+    private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String) {
         let entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
             format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")",
             output: summary.outputs.map(absolutePath).joined(separator: ", "),
-            frames: summary.frames, consent: grant.consent, ended: summary.end.logName,
+            frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil)
         do throws(PermissionChangeError) {

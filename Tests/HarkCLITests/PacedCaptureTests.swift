@@ -72,6 +72,8 @@ import Testing
     @Test func rateTheDeviceRefusesIsReportedWithWhatItSupports() throws {
         let rig = try ALSATestRig(input: Data())
         try rig.startPulseAudio()
+        // `pulse` records the rig's default source, its sink's monitor: system audio.
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
         let result = try runHark(["record", "-D", "pulse", "-r", "700000", "-d", "1", "-o", rig.path("x.flac")], rig: rig)
         #expect(result.status == 69)
         #expect(result.errorLines.count == 1, "\(result.standardError)")

@@ -42,9 +42,9 @@ import Testing
     /// exit is 70, not the 69 of a device that does not exist.
     @Test func openingADeviceWithoutAPurposeStringStopsTheProgram() async {
         let result = await #expect(processExitsWith: .exitCode(70), observing: [\.standardErrorContent]) {
-            let grant = MicrophoneGrant(
+            let grant = CaptureGrant(
                 manifest: AppManifest(appIdentifier: "org.example.silent", displayName: "Silent", microphoneUsageDescription: nil),
-                consent: .stored)
+                consent: .stored, resource: .microphone)
             let request = CaptureRequest(device: "hark_no_such_device",
                                          format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000))
             _ = try? CaptureDevice(opening: request, grant: grant)
@@ -53,11 +53,33 @@ import Testing
         #expect(message.contains("NSMicrophoneUsageDescription"), "\(message)")
     }
 
+    /// System audio has its own purpose string: an app that declared only the microphone's is
+    /// stopped before it may ask for the system's audio, or open a device with such a grant.
+    @Test func systemAudioNeedsItsOwnPurposeString() async {
+        let result = await #expect(processExitsWith: .exitCode(70), observing: [\.standardErrorContent]) {
+            let gate = PermissionGate(
+                manifest: AppManifest(appIdentifier: "org.example.mic", displayName: "Mic", microphoneUsageDescription: "Dictation."),
+                locations: PermissionLocations(storeDirectory: "/nonexistent", stateDirectory: "/nonexistent", systemDirectory: "/nonexistent"),
+                desktopSwitch: DesktopPrivacySwitch(helperPath: nil))
+            _ = gate.requestAccess(for: .systemAudio, prompt: TerminalPrompt())
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("NSAudioCaptureUsageDescription"), "\(message)")
+        await #expect(processExitsWith: .exitCode(70)) {
+            let grant = CaptureGrant(
+                manifest: AppManifest(appIdentifier: "org.example.mic", displayName: "Mic", microphoneUsageDescription: "Dictation."),
+                consent: .stored, resource: .systemAudio)
+            let request = CaptureRequest(device: "hark_no_such_device",
+                                         format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000))
+            _ = try? CaptureDevice(opening: request, grant: grant)
+        }
+    }
+
     @Test func probingADeviceOrAskingForAnExistingGrantWithoutAPurposeStringStopsTheProgram() async {
         await #expect(processExitsWith: .exitCode(70)) {
-            let grant = MicrophoneGrant(
+            let grant = CaptureGrant(
                 manifest: AppManifest(appIdentifier: "org.example.silent", displayName: "Silent", microphoneUsageDescription: ""),
-                consent: .stored)
+                consent: .stored, resource: .microphone)
             _ = DeviceCapabilities.probe("hark_no_such_device", grant: grant)
         }
         await #expect(processExitsWith: .exitCode(70)) {

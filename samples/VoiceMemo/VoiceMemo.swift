@@ -68,7 +68,8 @@ enum VoiceMemo {
             _ = try session.start()
             say("Voice Memo: recording \(seconds) s from '\(device)'")
             let summary = session.waitUntilFinished { _ in
-                watch.isRevoked(consent: session.grant.consent) ? .permissionRevoked : nil
+                watch.isRevoked(consent: session.grant.consent)
+                    ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
             }
             try? AccessLog().append(AccessLogEntry(
                 start: started, end: .now(), app: manifest.appIdentifier, device: device, format: "\(format), flac",

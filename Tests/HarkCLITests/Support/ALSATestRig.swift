@@ -15,6 +15,8 @@ final class ALSATestRig {
     let directory: URL
     let inputFile: URL
     private(set) var pulse: PulseAudioServer?
+    /// Set on top of `environment` for every program the rig runs (hark, pactl, gsettings).
+    var extraEnvironment: [String: String] = [:]
 
     /// With `grantMicrophone`, the rig's user has already allowed hark the microphone (with
     /// `hark permissions grant microphone`), so recordings run without a prompt.
@@ -60,6 +62,7 @@ final class ALSATestRig {
         // Debug builds read the administrator's policy from here instead of /etc/hark.
         environment["HARK_SYSTEM_CONFIG_DIR"] = systemDirectory.path
         environment.removeValue(forKey: "PULSE_SERVER")
+        environment.merge(extraEnvironment) { _, extra in extra }
         return environment
     }
 

@@ -8,24 +8,32 @@ public enum ConsentSource: String, Sendable, Hashable, Codable {
     case prompt
 }
 
-/// Proof that the user allowed this app to use the microphone.
+/// Proof that the user allowed this app to capture audio: from the microphone, or (a grant of its
+/// own) the system's audio, a sound server's monitor source.
 ///
 /// Only `PermissionGate.requestAccess(for:)` can create one (its initializer is internal to this
 /// module), and the capture layer's open function requires one, so no code path can open a capture
-/// device without consent.
-public struct MicrophoneGrant: Sendable, Hashable {
+/// device without consent. Which of the two a device needs is the caller's to say: the capture
+/// layer speaks ALSA and cannot tell a monitor from a microphone; hark's device choice can, through
+/// the sound server (`DeviceChoice.resource`).
+public struct CaptureGrant: Sendable, Hashable {
     public let manifest: AppManifest
     public let consent: ConsentSource
+    /// `.microphone` or `.systemAudio`.
+    public let resource: PermissionResource
 
-    init(manifest: AppManifest, consent: ConsentSource) {
+    init(manifest: AppManifest, consent: ConsentSource, resource: PermissionResource) {
+        precondition(resource.isCaptureSource, "a capture grant is for the microphone or system audio")
         self.manifest = manifest
         self.consent = consent
+        self.resource = resource
     }
 
-    /// Stops the program if the manifest lacks a microphone purpose string. Capture calls this
-    /// before opening a device, so the rule holds even for a grant kept past its manifest's change.
+    /// Stops the program if the manifest lacks the purpose string for the grant's resource. Capture
+    /// calls this before opening a device, so the rule holds even for a grant kept past its
+    /// manifest's change.
     public func requireUsageDescription() {
-        manifest.requireUsageDescription(for: .microphone)
+        manifest.requireUsageDescription(for: resource)
     }
 }
 

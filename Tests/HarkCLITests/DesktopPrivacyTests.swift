@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// The desktop's microphone switch (GNOME's Settings › Privacy › Microphone), through the real
+/// GSettings schema (gsettings-desktop-schemas) and GLib's keyfile backend in the rig's own
+/// config directory, changed with the real `gsettings` tool as the Settings app changes it.
+@Suite struct DesktopPrivacySwitchTests {
+    static let schemaInstalled = FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.privacy.gschema.xml")
+        && findOnPath("gsettings") != nil
+
+    /// A rig whose GSettings is the keyfile backend under its own XDG_CONFIG_HOME.
+    func rig(input: Data = Data(), grantMicrophone: Bool = true) throws -> ALSATestRig {
+        let rig = try ALSATestRig(input: input, grantMicrophone: grantMicrophone)
+        rig.extraEnvironment["GSETTINGS_BACKEND"] = "keyfile"
+        return rig
+    }
+
+    func setSwitch(microphoneDisabled: Bool, _ rig: ALSATestRig) throws {
+        let set = try runTool("gsettings", ["set", "org.gnome.desktop.privacy", "disable-microphone", "\(microphoneDisabled)"],
+                              environment: rig.environment)
+        try #require(set.status == 0, "gsettings set: \(set.standardError)")
+    }
+
+    var keyfile: (ALSATestRig) -> String { { $0.path("config/glib-2.0/settings/keyfile") } }
+
+    @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
+    func switchedOffBeforeRecordingIsRestrictedWithNoPromptAndSaysWhereToTurnItOn() throws {
+        // Not decided and no terminal: without the switch this would be "no terminal to ask on";
+        // restricted comes first, so nobody is asked.
+        let rig = try rig(grantMicrophone: false)
+        try setSwitch(microphoneDisabled: true, rig)
+        let output = rig.path("never.flac")
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", output], rig: rig)
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines == ["hark: Microphone access is turned off in the desktop's privacy settings; turn it back on in the desktop's Settings › Privacy › Microphone (org.gnome.desktop.privacy disable-microphone)"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(!FileManager.default.fileExists(atPath: rig.accessLogFile))
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.contains("microphone: restricted — turned off in the desktop's privacy settings"), "\(status)")
+        #expect(status.contains("systemAudio: not determined"), "the switch is the microphone's only: \(status)")
+
+        // Turned back on, the stored decision rules again.
+        try setSwitch(microphoneDisabled: false, rig)
+        #expect(try runHark(["permissions", "grant", "microphone"], rig: rig).status == 0)
+        let allowed = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", output], rig: rig)
+        #expect(allowed.status == 0, "\(allowed.standardError)")
+    }
+
+    @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
+    func switchedOffDuringARecordingStopsItWithinASecondWithAFinishedFile() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 12 * 48_000)
+        let rig = try rig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        try setSwitch(microphoneDisabled: false, rig)
+        let output = rig.path("switched.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        try setSwitch(microphoneDisabled: true, rig)
+        let result = recording.wait(timeout: 10)
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: microphone access was turned off in the desktop's privacy settings; the recording was stopped and finalized")
+        // By the kernel's clocks, as AccessLogTests.stopReaction: the keyfile's change (gsettings
+        // writes a new file and renames it into place) to the finished output's last write.
+        var info = stat()
+        try #require(stat(output, &info) == 0)
+        let finished = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        try #require(stat(keyfile(rig), &info) == 0)
+        let switched = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+        print("DesktopPrivacySwitchTests: a finished file \(finished - switched) s after the switch")
+        #expect(finished - switched < 1, "the file was finished \(finished - switched) s after the switch")
+        #expect(try FLACTools.test(output).status == 0)
+        let frames = try #require(try FLACTools.totalSamples(output))
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        #expect(frames >= 48_000 && decoded == Array(signal.prefix(frames: frames)))
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
+        #expect(log.contains("\"ended\":\"revoked\""), "\(log)")
+    }
+
+    @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
+    func whereTheSchemaIsNotInstalledNothingChanges() throws {
+        let rig = try rig()
+        try setSwitch(microphoneDisabled: true, rig)
+        // The same keyfile saying "off", read by a hark that finds no schemas at all: there is no
+        // such switch on that machine, so the stored grant holds.
+        let noSchemas = rig.path("empty-data-dir")
+        try FileManager.default.createDirectory(atPath: noSchemas, withIntermediateDirectories: true)
+        rig.extraEnvironment["XDG_DATA_DIRS"] = noSchemas
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.hasPrefix("microphone: authorized"), "\(status)")
+        let result = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("x.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+    }
+}
+
+/// Recording what the system plays (a sound server's monitor source) is a permission of its own,
+/// `systemAudio`, as Apple split System Audio Recording from the microphone: neither grant covers
+/// the other, however the monitor is named.
+@Suite struct SystemAudioPermissionTests {
+    /// A rig with a PulseAudio whose default source is its sink's monitor (`vmic.monitor`), a
+    /// microphone `yeti`, and the microphone granted.
+    func rig() throws -> ALSATestRig {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        let loaded = try runTool("pactl", ["load-module", "module-null-source", "source_name=yeti", "description='Blue Yeti Studio'"],
+                                 environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        return rig
+    }
+
+    @Test func aMonitorNeedsTheSystemAudioGrantAndTheMicrophoneGrantDoesNotCoverIt() throws {
+        let rig = try rig()
+        let output = rig.path("monitor.flac")
+        // Every way of naming the monitor: its name, ALSA's plugin with
+        // the name, and the plugin's default while the default source is the monitor.
+        for device in ["vmic.monitor", "pulse:DEVICE=vmic.monitor", "pulse:\"vmic.monitor\"", "pulse"] {
+            let refused = try runHark(["record", "-D", device, "-d", "0.5", "-o", output], rig: rig)
+            #expect(refused.status == 77, "\(device): \(refused.standardError)")
+            #expect(refused.errorLines == ["hark: hark has not been allowed to use the system's audio (what this computer plays) and there is no terminal to ask on; allow it with 'hark permissions grant systemAudio'"],
+                    "\(device)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        let recorded = try runHark(["record", "-D", "vmic.monitor", "-d", "0.5", "-o", output], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        #expect(try FLACTools.totalSamples(output) == 24_000)
+        // …and the system-audio grant does not cover the microphone.
+        let microphone = try runHark(["record", "-D", "yeti", "-d", "0.5", "-o", rig.path("mic.flac")], rig: rig)
+        #expect(microphone.status == 77 && microphone.standardError.contains("grant microphone"), "\(microphone.standardError)")
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
+        #expect(log.split(separator: "\n").count == 1 && log.contains("\"resource\":\"systemAudio\""), "\(log)")
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.contains("systemAudio: authorized") && status.contains("microphone: denied"), "\(status)")
+    }
+
+    @Test func denyingSystemAudioStopsAMonitorRecordingAndDenyingTheMicrophoneDoesNot() throws {
+        let rig = try rig()
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let output = rig.path("monitor.flac")
+        let recording = try startHark(["record", "-D", "vmic.monitor", "-d", "20", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        // Two watch periods at least: the microphone's deny must not have stopped it.
+        let secondsBefore = FLACProgress.seconds(in: [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))) ?? 0
+        try OutputGrowth.waitForFLACAudio(output, seconds: secondsBefore + 1.2)
+        #expect(try runHark(["permissions", "deny", "systemAudio"], rig: rig).status == 0)
+        let result = recording.wait(timeout: 15)
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: system-audio access was revoked; the recording was stopped and finalized")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+}
