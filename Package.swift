@@ -54,7 +54,10 @@ let package = Package(
         ),
         // Reads the desktop's microphone switch through GSettings in a process of its own, so GIO
         // (about 4.5 MiB resident, and threads of its own) stays out of the recorder; see its main.c.
-        // Installed beside hark (scripts/install puts it in libexec/hark).
+        // Installed in libexec/hark beside hark's bin (scripts/install).
+        // SwiftPM links every executable through swiftc, whose start-up object needs the Swift runtime
+        // even for C, so this build runs only where Swift is installed (debug builds, the tests);
+        // scripts/install compiles the same main.c with the C compiler for an installed hark.
         .executableTarget(name: "hark-privacy-switch", linkerSettings: [.linkedLibrary("dl")]),
 
         // A second app embedding the permission gate with its own identity (samples/README.md).

@@ -49,11 +49,15 @@ public final class DesktopPrivacySwitch: Sendable {
 
     private let helper = Mutex(Helper())
     private let helperPath: String?
+    private let schemasMayExist: @Sendable () -> Bool
 
     /// A reader of its own, for a program that wants one apart from `shared`; `helperPath` nil
-    /// means the switch cannot be read.
-    public init(helperPath: String? = DesktopPrivacySwitch.locateHelper()) {
+    /// means the switch cannot be read. `schemasMayExist` is the cheap check that spares a machine
+    /// without GSettings the helper.
+    public init(helperPath: String? = DesktopPrivacySwitch.locateHelper(),
+                schemasMayExist: @escaping @Sendable () -> Bool = DesktopPrivacySwitch.schemasMayExist) {
         self.helperPath = helperPath
+        self.schemasMayExist = schemasMayExist
     }
 
     deinit {
@@ -69,7 +73,7 @@ public final class DesktopPrivacySwitch: Sendable {
         helper.withLock { helper in
             if let last = helper.last, helper.readings < 0 { return last }  // settled for good
             if helper.last == nil {
-                guard Self.schemasMayExist() else {
+                guard schemasMayExist() else {
                     helper.last = .absent
                     return .absent
                 }
@@ -210,7 +214,7 @@ public final class DesktopPrivacySwitch: Sendable {
 
     /// False only when no directory GSettings reads holds compiled schemas: then no schema, this one
     /// included, can exist, and no helper needs to start (servers without a desktop).
-    static func schemasMayExist() -> Bool {
+    public static func schemasMayExist() -> Bool {
         let home = PermissionLocations.environment("HOME") ?? ""
         var directories = (PermissionLocations.environment("GSETTINGS_SCHEMA_DIR") ?? "").split(separator: ":").map(String.init)
         let dataHome = PermissionLocations.absolute(PermissionLocations.environment("XDG_DATA_HOME")) ?? home + "/.local/share"

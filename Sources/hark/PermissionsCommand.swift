@@ -48,7 +48,19 @@ extension PermissionsCommand {
                 let detail = app.gate.statusDetail(for: resource)
                 text += "\(resource.rawValue): \(describe(detail, resource))\n"
             }
+            text += "desktop microphone switch: \(describeDesktopSwitch())\n"
             print(text, terminator: "")
+        }
+
+        /// The desktop's own switch, which restricts the microphone for every app while it is off;
+        /// said even when it cannot be read, since it is then not applied.
+        private func describeDesktopSwitch() -> String {
+            switch DesktopPrivacySwitch.shared.reading() {
+            case .microphoneOn: "on (\(DesktopPrivacySwitch.settingsPlace))"
+            case .microphoneOff: "off: the microphone is restricted for every app (\(DesktopPrivacySwitch.settingsPlace))"
+            case .absent: "none on this desktop"
+            case .unreadable(let reason): "cannot be read, so it is not applied (\(reason))"
+            }
         }
 
         private func describe(_ detail: StatusDetail, _ resource: PermissionResource) -> String {

@@ -38,6 +38,7 @@ import Testing
         let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
         #expect(status.contains("microphone: restricted — turned off in the desktop's privacy settings"), "\(status)")
         #expect(status.contains("systemAudio: not determined"), "the switch is the microphone's only: \(status)")
+        #expect(status.contains("\ndesktop microphone switch: off: the microphone is restricted for every app"), "\(status)")
 
         // Turned back on, the stored decision rules again.
         try setSwitch(microphoneDisabled: false, rig)
@@ -87,6 +88,7 @@ import Testing
         rig.extraEnvironment["XDG_DATA_DIRS"] = noSchemas
         let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
         #expect(status.hasPrefix("microphone: authorized"), "\(status)")
+        #expect(status.contains("\ndesktop microphone switch: none on this desktop\n"), "\(status)")
         let result = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("x.flac")], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
     }

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import RecordPermission
+
+/// The gate's side of the desktop's microphone switch, with stand-in helpers that speak
+/// hark-privacy-switch's protocol (one byte per reading, until stdin closes), so each state and
+/// each failure of the helper can be produced at will. The real helper, GSettings and the GNOME
+/// schema are exercised end to end in HarkCLITests.DesktopPrivacySwitchTests.
+@Suite struct DesktopSwitchReadingTests {
+    /// A helper script in a temp dir; removed with the value.
+    final class StandInHelper {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hark-switch-\(UUID().uuidString.prefix(8))")
+        let path: String
+
+        init(_ script: String) throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            path = directory.appendingPathComponent("helper").path
+            try "#!/bin/sh\n\(script)\n".write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o755)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+
+        func reader() -> DesktopPrivacySwitch { DesktopPrivacySwitch(helperPath: path, schemasMayExist: { true }) }
+    }
+
+    @Test func eachReadingOfTheHelperIsTakenAsItSays() throws {
+        for (script, expected) in [("printf 1; cat >/dev/null", DesktopPrivacySwitch.Reading.microphoneOff),
+                                   ("printf 0; cat >/dev/null", .microphoneOn), ("printf x", .absent)] {
+            let helper = try StandInHelper(script)
+            #expect(helper.reader().reading() == expected, "\(script)")
+        }
+    }
+
+    @Test func aMissingOrSilentHelperIsUnreadableAndDoesNotRestrict() throws {
+        let missing = DesktopPrivacySwitch(helperPath: nil, schemasMayExist: { true })
+        #expect(missing.reading() == .unreadable("hark-privacy-switch is not installed beside hark"))
+        let silent = try StandInHelper("exit 3")
+        #expect(silent.reader().reading() == .unreadable("hark-privacy-switch ended without a reading"))
+        let places = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: missing)
+        #expect(gate.statusDetail(for: .microphone).status == .notDetermined)
+        // Without compiled schemas anywhere, no helper is even started.
+        let noSchemas = DesktopPrivacySwitch(helperPath: "/nonexistent/helper", schemasMayExist: { false })
+        #expect(noSchemas.reading() == .absent)
+    }
+
+    @Test func switchedOffRestrictsTheMicrophoneOnlyAndNeverPrompts() throws {
+        let helper = try StandInHelper("printf 1; cat >/dev/null")
+        let places = TemporaryLocations()
+        let manifest = AppManifest(appIdentifier: "org.example.tests", displayName: "Tests",
+                                   usageDescriptions: [.microphone: "Tests.", .systemAudio: "Tests."])
+        let gate = PermissionGate(manifest: manifest, locations: places.locations, desktopSwitch: helper.reader())
+        try gate.setDecision(.authorized, for: .microphone)
+        let prompt = ScriptedPrompt(.allow)
+        guard case .refused(let refusal) = gate.requestAccess(for: .audio, prompt: prompt) else {
+            Issue.record("granted while the desktop's switch is off")
+            return
+        }
+        #expect(refusal.kind == .restricted && refusal.message.contains("Settings › Privacy › Microphone"))
+        #expect(prompt.askedCount == 0)
+        guard case .granted = gate.requestAccess(for: .systemAudio, prompt: prompt) else {
+            Issue.record("the microphone's switch refused system audio")
+            return
+        }
+    }
+
+    @Test func turningTheSwitchOffDuringARecordingRevokesItWithItsOwnReason() throws {
+        // On at first, off a moment later, as the helper reports a change.
+        let helper = try StandInHelper("printf 0; sleep 0.3; printf 1; cat >/dev/null")
+        let places = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper.reader())
+        try gate.setDecision(.authorized, for: .microphone)
+        var watch = PermissionWatch(gate: gate)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+            Issue.record("refused while the switch is on")
+            return
+        }
+        let deadline = Date().addingTimeInterval(30)
+        var revoked = false
+        while !revoked, Date() < deadline {
+            revoked = watch.isRevoked(consent: grant.consent)
+            if !revoked { usleep(20_000) }
+        }
+        #expect(revoked)
+        #expect(watch.revocation == "microphone access was turned off in the desktop's privacy settings")
+    }
+}
