@@ -71,23 +71,33 @@ public final class DesktopPrivacySwitch: Sendable {
     /// watch can ask twice a second for the price of one system call.
     public func reading() -> Reading {
         helper.withLock { helper in
-            if let last = helper.last, helper.readings < 0 { return last }  // settled for good
-            if helper.last == nil {
-                guard schemasMayExist() else {
-                    helper.last = .absent
-                    return .absent
-                }
-                guard let path = helperPath else {
-                    helper.last = .unreadable("hark-privacy-switch is not installed beside hark")
-                    return helper.last!
-                }
-                start(path, into: &helper)
-                if helper.readings < 0 { return helper.last! }
-                awaitFirstReading(&helper)
+            startIfNeeded(&helper)
+            if helper.readings >= 0 {
+                if helper.last == nil { awaitFirstReading(&helper) }
+                drain(&helper)
             }
-            drain(&helper)
             return helper.last!
         }
+    }
+
+    /// Starts the helper without waiting for it, so that loading GIO over there overlaps with
+    /// what the caller does before its first `reading()` (about 10 ms here).
+    public func prepare() {
+        helper.withLock { startIfNeeded(&$0) }
+    }
+
+    /// Leaves either a reading in `last`, or a running helper.
+    private func startIfNeeded(_ helper: inout Helper) {
+        guard helper.last == nil, helper.readings < 0 else { return }
+        guard schemasMayExist() else {
+            helper.last = .absent
+            return
+        }
+        guard let path = helperPath else {
+            helper.last = .unreadable("hark-privacy-switch is not installed beside hark")
+            return
+        }
+        start(path, into: &helper)
     }
 
     /// True when the desktop's switch forbids the microphone.

@@ -109,6 +109,8 @@ struct RecordCommand: ParsableCommand {
         // main() has blocked the stop signals already; again here (idempotent) for callers that run
         // this command directly, before any thread exists, so every thread inherits the mask.
         StopSignals.block()
+        // The desktop switch's helper loads GIO while the device name is resolved.
+        DesktopPrivacySwitch.shared.prepare()
         let pcm = capture.format
         // Before consent: a name that fits no device, or several sources, is the user's to fix.
         let choice = try DeviceChoice.resolve(capture.device)
