@@ -19,9 +19,13 @@ import Testing
 
     @Test func grantDenyResetAndStatusRoundTrip() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000), grantMicrophone: false)
+        // No GSettings schemas: the desktop switch's line does not depend on this machine's desktop.
+        rig.extraEnvironment["XDG_DATA_DIRS"] = rig.directory.path
         #expect(try statusText(rig) == """
             microphone: not determined (hark will ask on the terminal at the next recording)
+            systemAudio: not determined (hark will ask on the terminal at the next recording of system audio (a monitor source))
             recordings: not determined (hark will ask on the terminal at the next recording saved to the library)
+            desktop microphone switch: none on this desktop
 
             """)
         #expect(try permissions(["grant", "microphone"], rig).status == 0)
