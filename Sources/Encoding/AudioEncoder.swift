@@ -15,10 +15,15 @@ public protocol AudioEncoder: AnyObject {
     /// The most output one input frame can ever cost, when the codec bounds it below its raw size
     /// (`--max-size` uses it to come close to a limit without passing it); nil when it does not.
     var maximumBytesPerFrame: Double? { get }
+    /// The most `finish` can still write, when the codec knows it exactly (WAV: a pad byte; raw:
+    /// nothing); nil for codecs that buffer audio and flush it at the end (`--max-size` then keeps
+    /// a reserve for that flush).
+    var maximumFinishBytes: Int? { get }
 }
 
 extension AudioEncoder {
     public var maximumBytesPerFrame: Double? { nil }
+    public var maximumFinishBytes: Int? { nil }
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.

@@ -37,7 +37,8 @@ final class EncoderLoop: @unchecked Sendable {
     /// verbatim frames and their headers, stays under that), or the codec's own tighter bound.
     private let bytesPerFrameBound: Double
     /// Headroom for the codec's final flush, which writes what it still buffers (libFLAC: under one
-    /// 4096-frame block; libopusenc: under `--max-delay`): 8192 frames at the bound cover both.
+    /// 4096-frame block; libopusenc: under `--max-delay`): 8192 frames at the bound cover both. A
+    /// codec that buffers nothing (WAV, raw) says exactly what its finish adds.
     private let flushReserveBytes: Int
     /// Under the size limit, fewer frames than this (one period) are not worth a step: the limit is
     /// then reached. Without it, the last steps would shrink towards single frames.
@@ -67,7 +68,7 @@ final class EncoderLoop: @unchecked Sendable {
         self.meter = meter
         self.maxBytes = maxBytes
         bytesPerFrameBound = min(Double(ring.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
-        flushReserveBytes = Int((8192 * bytesPerFrameBound).rounded(.up))
+        flushReserveBytes = encoder.maximumFinishBytes ?? Int((8192 * bytesPerFrameBound).rounded(.up))
         minimumStepFrames = max(periodFrames, 1)
         self.encoder = encoder
         self.monitor = monitor

@@ -6,12 +6,18 @@ import Encoding
 public enum CodecSettings: Sendable, Equatable {
     case flac(FLACSettings)
     case opus(OpusSettings)
+    /// Uncompressed WAV (RF64 past 4 GiB) with these tags as LIST/INFO.
+    case wav(tags: StreamTags)
+    /// The captured samples as they are: no header, no tags.
+    case raw
 
     /// The user's tags.
     public var tags: StreamTags {
         switch self {
         case .flac(let settings): settings.tags
         case .opus(let settings): settings.tags
+        case .wav(let tags): tags
+        case .raw: StreamTags()
         }
     }
 
@@ -24,14 +30,18 @@ public enum CodecSettings: Sendable, Equatable {
         case .opus(var settings):
             settings.tags = tags
             return .opus(settings)
+        case .wav: return .wav(tags: tags)
+        case .raw: return .raw
         }
     }
 
-    /// "flac" or "opus".
+    /// "flac", "opus", "wav" or "raw".
     public var name: String {
         switch self {
         case .flac: "flac"
         case .opus: "opus"
+        case .wav: "wav"
+        case .raw: "raw"
         }
     }
 }

@@ -118,6 +118,10 @@ public final class RecordingSession {
             try FLACEncoder(format: format, settings: settings, sink: sink, expectedSeconds: expectedSeconds)
         case .opus(let settings):
             try OggOpusEncoder(format: format, settings: settings, sink: sink)
+        case .wav(let tags):
+            try WAVEncoder(format: format, tags: tags, sink: sink)
+        case .raw:
+            RawPCMEncoder(format: format, sink: sink)
         }
     }
 

@@ -79,6 +79,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     var bytesWritten: Int { bytesInFinishedFiles + encoder.bytesWritten }
 
     var maximumBytesPerFrame: Double? { encoder.maximumBytesPerFrame }
+    var maximumFinishBytes: Int? { encoder.maximumFinishBytes }
 
     /// Flushes the current file to storage.
     func synchronize() {

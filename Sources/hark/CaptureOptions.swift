@@ -8,15 +8,25 @@ struct CaptureOptions: ParsableArguments {
     var device = "default"
 
     // Numbers are parsed unconditionally, so `-r -1` is "outside 1000–768000", not "missing value".
-    @Option(name: .shortAndLong, parsing: .unconditional, help: ArgumentHelp("Sample rate in Hz (1000–768000).", valueName: "hz"))
-    var rate = 48_000
+    // Optional, so that --speech can tell a rate the user gave from the default.
+    @Option(name: [.customShort("r"), .customLong("rate")], parsing: .unconditional,
+            help: ArgumentHelp("Sample rate in Hz (1000–768000; default 48000).", valueName: "hz"))
+    var rateOption: Int?
 
-    @Option(name: .shortAndLong, parsing: .unconditional, help: ArgumentHelp("Channels (1–8; Opus: 1–2).", valueName: "n"))
-    var channels = 2
+    @Option(name: [.customShort("c"), .customLong("channels")], parsing: .unconditional,
+            help: ArgumentHelp("Channels (1–8; Opus: 1–2; default 2).", valueName: "n"))
+    var channelsOption: Int?
 
     @Option(name: [.customShort("f"), .customLong("sample-format")],
-            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (stored as 24-bit in FLAC).", valueName: "format"))
-    var sampleFormat = "S16_LE"
+            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (default S16_LE; stored as 24-bit in FLAC).", valueName: "format"))
+    var sampleFormatOption: String?
+
+    @Flag(help: "Speech preset: 16000 Hz, mono, S16_LE, what speech tools (whisper.cpp, vosk, nerd-dictation) read; raw samples on stdout unless --format says otherwise.")
+    var speech = false
+
+    var rate: Int { rateOption ?? (speech ? 16_000 : 48_000) }
+    var channels: Int { channelsOption ?? (speech ? 1 : 2) }
+    var sampleFormat: String { sampleFormatOption ?? "S16_LE" }
 
     @Option(name: [.customShort("F"), .customLong("period-time")], parsing: .unconditional,
             help: ArgumentHelp("Device period in microseconds (as arecord's -F).", valueName: "µs"))
@@ -31,6 +41,10 @@ struct CaptureOptions: ParsableArguments {
     var padOverruns = false
 
     func validate() throws {
+        if speech, let given = [("-r", rateOption != nil), ("-c", channelsOption != nil), ("-f", sampleFormatOption != nil)]
+            .first(where: \.1)?.0 {
+            throw ValidationError("--speech sets 16000 Hz, mono, S16_LE; leave out \(given)")
+        }
         guard SampleFormat(alsaName: sampleFormat) != nil else {
             throw ValidationError("unknown sample format '\(sampleFormat)'; use S16_LE, S24_LE, S32_LE or FLOAT_LE")
         }

@@ -5,14 +5,28 @@ import Encoding
 enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
     case flac
     case opus
+    case wav
+    case raw
 
-    /// The codec an output path's extension names: .flac, .opus or .ogg.
+    /// The codec an output path's extension names: .flac, .opus or .ogg, .wav, .raw or .pcm.
     init?(pathExtensionOf path: String) {
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
         switch path[path.index(after: dot)...].lowercased() {
         case "flac": self = .flac
         case "opus", "ogg": self = .opus
+        case "wav": self = .wav
+        case "raw", "pcm": self = .raw
         default: return nil
+        }
+    }
+
+    /// The extension a new file in the recordings library gets.
+    var fileExtension: String {
+        switch self {
+        case .flac: "flac"
+        case .opus: "opus"
+        case .wav: "wav"
+        case .raw: "raw"
         }
     }
 }

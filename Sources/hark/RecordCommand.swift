@@ -15,10 +15,12 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record from an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
         discussion: """
-            The codec follows the output's extension (.flac, .opus, .ogg); --format overrides it. With -o -, \
-            the stream (FLAC unless --format opus) goes to stdout and nothing else does. On stop, hark drains \
-            everything captured, finishes the file (FLAC: STREAMINFO with total samples and MD5; Opus: the \
-            last page with end trimming and EOS) and prints a one-line summary on stderr.
+            The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw); --format overrides it. \
+            With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \
+            nothing else does. On stop, hark drains everything captured, finishes the file (FLAC: STREAMINFO \
+            with total samples and MD5; Opus: the last page with end trimming and EOS; WAV: the exact sizes, \
+            which it also rewrites every second while recording, so a killed hark leaves a valid file) and \
+            prints a one-line summary on stderr.
 
             Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
@@ -32,7 +34,7 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to.", valueName: "path"))
     var output: String?
 
-    @Option(help: ArgumentHelp("Codec: flac or opus. Default: from the output's extension (.flac, .opus, .ogg); flac for stdout.",
+    @Option(help: ArgumentHelp("Codec: flac, opus, wav (RF64 past 4 GiB) or raw (the samples alone). Default: from the output's extension (.flac, .opus, .ogg, .wav, .raw, .pcm); flac for stdout (raw with --speech).",
                                valueName: "codec"))
     var format: OutputFormat?
 
@@ -79,6 +81,13 @@ struct RecordCommand: ParsableCommand {
         switch try resolvedFormat() {
         case .flac:
             if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is FLAC") }
+        case .wav, .raw:
+            let format = try resolvedFormat() == .wav ? "WAV" : "raw"
+            if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is \(format)") }
+            if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is \(format)") }
+            if format == "raw", let option = tags.firstGiven {
+                throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")
+            }
         case .opus:
             if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is Opus") }
             guard capture.channels <= 2 else {
@@ -92,17 +101,22 @@ struct RecordCommand: ParsableCommand {
 
     private func resolvedFormat() throws -> OutputFormat {
         if let format { return format }
-        guard let output, output != "-" else { return .flac }  // stdout and the library default to FLAC
+        // Speech tools read raw samples on stdin; everything else on stdout, and the library, is FLAC.
+        if output == "-" && capture.speech { return .raw }
+        guard let output, output != "-" else { return .flac }
         guard let format = OutputFormat(pathExtensionOf: output) else {
-            throw ValidationError("cannot tell the codec from '\(output)'; name it .flac, .opus or .ogg, or add --format")
+            throw ValidationError("cannot tell the codec from '\(output)'; name it .flac, .opus, .ogg, .wav or .raw, or add --format")
         }
         return format
     }
 
     /// The ENCODER tag: "hark 0.1.0 (libFLAC 1.4.2)" or "hark 0.1.0 (libopus 1.3.1, libopusenc 0.2.1)".
     private func encoderName(_ codec: OutputFormat) -> String {
-        let library = codec == .flac ? "libFLAC \(FLACEncoder.libraryVersion)" : OggOpusEncoder.libraryVersion
-        return "hark \(HarkVersion.string) (\(library))"
+        switch codec {
+        case .flac: return "hark \(HarkVersion.string) (libFLAC \(FLACEncoder.libraryVersion))"
+        case .opus: return "hark \(HarkVersion.string) (\(OggOpusEncoder.libraryVersion))"
+        case .wav, .raw: return "hark \(HarkVersion.string)"
+        }
     }
 
     func run() throws {
@@ -126,11 +140,13 @@ struct RecordCommand: ParsableCommand {
         let codec: CodecSettings = switch outputFormat {
         case .flac: .flac(flac.settings(tags: streamTags))
         case .opus: .opus(opus.settings(tags: streamTags))
+        case .wav: .wav(tags: streamTags)
+        case .raw: .raw
         }
         let destination: OutputDestination = switch output {
         case "-": .standardOutput
         case let path?: .file(path: path)
-        case nil: .file(path: try libraryPath(extension: outputFormat == .flac ? "flac" : "opus"))
+        case nil: .file(path: try libraryPath(extension: outputFormat.fileExtension))
         }
         let configuration = RecordingConfiguration(
             capture: request, output: destination,

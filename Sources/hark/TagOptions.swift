@@ -36,6 +36,15 @@ struct TagOptions: ParsableArguments {
         _ = try parsed()
     }
 
+    /// The first tag option given, to refuse it for raw output, which has nowhere to put tags.
+    var firstGiven: String? {
+        for (name, value) in [("--title", title), ("--artist", artist), ("--album", album), ("--comment", comment)]
+        where value != nil {
+            return name
+        }
+        return tags.isEmpty ? nil : "--tag"
+    }
+
     /// The user's tags, in file order.
     func parsed() throws -> StreamTags {
         var result = StreamTags()

@@ -121,7 +121,7 @@ import Testing
     @Test func helpDevicesPermissionsAndBadArgumentsNeverPrompt() throws {
         let (rig, _) = try undecidedRig()
         for arguments in [["--help"], ["record", "--help"], ["devices"], ["permissions"], ["permissions", "log"],
-                          ["record", "-r", "abc", "-o", rig.path("x.flac")], ["record", "-o", rig.path("x.wav")],
+                          ["record", "-r", "abc", "-o", rig.path("x.flac")], ["record", "-o", rig.path("x.mp3")],
                           ["record", "-o", rig.path("missing/x.flac")]] {
             let result = try TerminalSession(harkCommand(arguments), rig: rig).finish()
             #expect(!result.screen.contains("would like to access"), "\(arguments) prompted")

@@ -76,7 +76,7 @@ import Testing
             return lines(result)
         }
         #expect(try offered("hark", "record", "--for") == ["--format"])
-        #expect(try offered("hark", "record", "--format", "") == ["flac", "opus"])
+        #expect(try offered("hark", "record", "--format", "") == ["flac", "opus", "wav", "raw"])
         #expect(try offered("hark", "record", "-o", "x.flac", "--ti").contains("--title"))
         #expect(Set(try offered("hark", "")).isSuperset(of: ["record", "devices", "permissions"]))
         #expect(Set(try offered("hark", "permissions", "")).isSuperset(of: ["status", "grant", "deny", "reset", "log"]))
@@ -116,7 +116,7 @@ import Testing
             return lines(result).map { String($0.prefix { $0 != "\t" }) }
         }
         #expect(try offered("hark record --for") == ["--format"])
-        #expect(try offered("hark record --format ") == ["flac", "opus"])
+        #expect(try offered("hark record --format ") == ["flac", "opus", "wav", "raw"])
         #expect(Set(try offered("hark permissions ")).isSuperset(of: ["status", "grant", "deny", "reset", "log"]))
     }
 
@@ -134,7 +134,7 @@ import Testing
         let rendered = try run(groff, ["-mandoc", "-Tutf8", "-ww", "-P-cbou", Self.manualPage], in: scratch)
         #expect(rendered.status == 0 && rendered.standardError.isEmpty, "\(rendered.standardError)")
         let page = String(decoding: rendered.standardOutput, as: UTF8.self)
-        #expect(page.contains("HARK(1)") && page.contains("SYNOPSIS") && page.contains("Sample rate in Hz (1000–768000)"))
+        #expect(page.contains("HARK(1)") && page.contains("SYNOPSIS") && page.contains("Sample rate in Hz (1000–768000; default 48000)"))
 
         // Every command and option the binary itself describes.
         let dump = try run(harkBinary.path, ["--experimental-dump-help"], in: scratch)

@@ -89,8 +89,8 @@ import Testing
 
     @Test func unknownExtensionWithoutFormatIsAUsageError() throws {
         let rig = try ALSATestRig(input: Data())
-        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("take.wav")], rig: rig)
-        expectOneLineFailure(result, exitCode: 64, mentioning: "name it .flac, .opus or .ogg, or add --format")
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("take.mp3")], rig: rig)
+        expectOneLineFailure(result, exitCode: 64, mentioning: "name it .flac, .opus, .ogg, .wav or .raw, or add --format")
         #expect(try leftoverFiles(in: rig).isEmpty)
     }
 
