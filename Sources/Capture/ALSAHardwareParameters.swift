@@ -76,7 +76,20 @@ struct ALSAHardwareParameters: ~Copyable {
         _ = snd_pcm_hw_params_get_buffer_size(params, &bufferFrames)
         try installSoftwareParameters(periodFrames: periodFrames, bufferFrames: bufferFrames)
         return NegotiatedCapture(device: device, format: format, periodFrames: Int(periodFrames),
-                                 bufferFrames: Int(bufferFrames))
+                                 bufferFrames: Int(bufferFrames), channelLayout: channelLayout(channels: format.channels))
+    }
+
+    /// The device's channel map, when it names each of `channels` channels with a position hark
+    /// knows. The corresponding C function is `snd_pcm_get_chmap` (its result is malloc'd: freed here).
+    private func channelLayout(channels: Int) -> ChannelLayout? {
+        guard let map = snd_pcm_get_chmap(pcm) else { return nil }
+        defer { free(map) }
+        guard Int(map.pointee.channels) == channels else { return nil }
+        // `pos` is a flexible array member right after `channels`.
+        let positions = UnsafeRawPointer(map).advanced(by: MemoryLayout<UInt32>.size)
+            .assumingMemoryBound(to: UInt32.self)
+        let named = (0..<channels).compactMap { SpeakerPosition(alsaPosition: positions[$0] & 0xFFFF) }
+        return named.count == channels ? ChannelLayout(named) : nil
     }
 
     /// What the device accepts for interleaved capture, with resampling allowed as `negotiate`

@@ -37,6 +37,9 @@ public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
     public let format: PCMFormat
     public let periodFrames: Int
     public let bufferFrames: Int
+    /// Which speaker each channel is, when the device says (`snd_pcm_get_chmap`) and names every
+    /// channel; nil otherwise (ALSA's file and null plugins, many USB devices).
+    public var channelLayout: ChannelLayout? = nil
 
     public var description: String {
         let rate = Double(format.sampleRate)

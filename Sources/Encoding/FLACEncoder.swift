@@ -40,6 +40,8 @@ public final class FLACEncoder: AudioEncoder {
     private let bytesPerFrame: Int
     private let conversion: UnsafeMutablePointer<Int32>
     private let conversionFrames: Int
+    /// Into WAVE order, when the channel layout is known and the device's order differs.
+    private let reorder: ChannelReorder?
     /// The VORBIS_COMMENT block; libFLAC keeps only the pointer, so it lives as long as the encoder.
     private var commentBlock: UnsafeMutablePointer<FLAC__StreamMetadata>?
 
@@ -59,9 +61,12 @@ public final class FLACEncoder: AudioEncoder {
     /// `seekPointCapacity` overrides that size (tests).
     /// Not real-time safe. The corresponding C functions are `FLAC__stream_encoder_new`,
     /// `FLAC__stream_encoder_set_*` and `FLAC__stream_encoder_init_stream`.
+    /// `layout` says which speaker each channel is, when known: the channels are then stored in
+    /// FLAC's (WAVE's) order, and a layout other than FLAC's default for the count is named with a
+    /// WAVEFORMATEXTENSIBLE_CHANNEL_MASK tag, as the flac tool does.
     public init(format: PCMFormat, settings: FLACSettings, sink: OutputSink,
                 expectedSeconds: Double? = nil, seekPointCapacity: Int? = nil,
-                conversionFrames: Int = 4096) throws(EncoderError)
+                conversionFrames: Int = 4096, layout: ChannelLayout? = nil) throws(EncoderError)
     {
         guard FLACSettings.compressionLevels.contains(settings.compressionLevel) else {
             throw .libraryFailed("compression level \(settings.compressionLevel) is outside 0–8")
@@ -74,6 +79,13 @@ public final class FLACEncoder: AudioEncoder {
         self.bytesPerFrame = format.bytesPerFrame
         self.conversionFrames = conversionFrames
         conversion = .allocate(capacity: conversionFrames * format.channels)
+        reorder = ChannelReorder(layout?.waveOrder)
+        var settings = settings
+        if let mask = layout?.waveMask, format.channels > 2, mask != WAVHeader.defaultChannelMask(channels: format.channels),
+           !settings.tags.contains(key: "WAVEFORMATEXTENSIBLE_CHANNEL_MASK") {
+            let digits = String(mask, radix: 16, uppercase: true)
+            settings.tags.add("WAVEFORMATEXTENSIBLE_CHANNEL_MASK", "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits)
+        }
         // A seek table needs the stream's offsets, so only a sink libFLAC can seek back in gets one.
         seekTable = sink.isSeekable
             ? FLACSeekTable(sampleRate: format.sampleRate, expectedSeconds: expectedSeconds, capacity: seekPointCapacity)
@@ -146,6 +158,7 @@ public final class FLACEncoder: AudioEncoder {
             let chunk = min(conversionFrames, totalFrames - frameOffset)
             SampleConversion.toInt32(frames.baseAddress! + frameOffset * bytesPerFrame, format: sampleFormat,
                                      sampleCount: chunk * channels, into: conversion)
+            reorder?.apply(conversion, frames: chunk)
             guard FLAC__stream_encoder_process_interleaved(encoder, conversion, UInt32(chunk)) != 0 else {
                 throw currentError()
             }

@@ -20,6 +20,8 @@ public final class OggOpusEncoder: AudioEncoder {
     public let maximumBytesPerFrame: Double?
     private let sampleFormat: SampleFormat
     private let channels: Int
+    /// Into Vorbis order, for mapping family 1 (3–8 channels).
+    private let reorder: ChannelReorder?
     private let sampleRate: Int
     private let bytesPerFrame: Int
     private let conversion: UnsafeMutablePointer<Float>
@@ -33,15 +35,26 @@ public final class OggOpusEncoder: AudioEncoder {
     /// reader of stdout gets a valid stream start immediately.
     /// Not real-time safe. The corresponding C functions are `ope_encoder_create_callbacks`,
     /// `ope_encoder_ctl` and `ope_encoder_flush_header`.
-    public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, conversionFrames: Int = 4096)
-        throws(EncoderError) {
-        guard (1...2).contains(format.channels) else {
-            throw .libraryFailed("""
-                Opus output takes 1 or 2 channels here: for 3–8, RFC 7845 mapping family 1 needs \
-                Vorbis channel order, and ALSA does not say which order a \(format.channels)-channel \
-                device delivers; record FLAC instead
-                """)
+    ///
+    /// Three to eight channels use RFC 7845's mapping family 1, which wants them in Vorbis order:
+    /// `layout` must say which speaker each channel is (from the device's channel map or
+    /// `--channel-map`) and be one of family 1's layouts; the channels are reordered as they are
+    /// converted.
+    public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, conversionFrames: Int = 4096,
+                layout: ChannelLayout? = nil) throws(EncoderError) {
+        var family: Int32 = 0
+        var reorder: ChannelReorder?
+        if format.channels > 2 {
+            guard (3...8).contains(format.channels), let order = layout?.vorbisOrder else {
+                throw .libraryFailed("""
+                    \(format.channels)-channel Opus needs to know which speaker each channel is (RFC 7845 mapping \
+                    family 1), and \(layout.map { "\($0) is not one of its layouts" } ?? "the layout is unknown")
+                    """)
+            }
+            family = 1
+            reorder = ChannelReorder(order)
         }
+        self.reorder = reorder
         try Self.validate(settings)
         guard let comments = ope_comments_create() else { throw .libraryFailed("out of memory") }
         defer { ope_comments_destroy(comments) }
@@ -53,7 +66,7 @@ public final class OggOpusEncoder: AudioEncoder {
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(sink).toOpaque()
         guard let created = ope_encoder_create_callbacks(
-            &callbacks, context, comments, Int32(format.sampleRate), Int32(format.channels), 0, &error) else {
+            &callbacks, context, comments, Int32(format.sampleRate), Int32(format.channels), family, &error) else {
             throw .libraryFailed("cannot start the Opus encoder: \(String(cString: ope_strerror(error)))")
         }
         encoder = created
@@ -86,7 +99,7 @@ public final class OggOpusEncoder: AudioEncoder {
     public func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
         let totalFrames = frames.count / bytesPerFrame
         guard totalFrames > 0 else { return }
-        if sampleFormat == .s16LE {
+        if sampleFormat == .s16LE, reorder == nil {
             // Interleaved little-endian Int16 is exactly libopusenc's integer input.
             let samples = frames.baseAddress!.assumingMemoryBound(to: Int16.self)
             let result = ope_encoder_write(encoder, samples, Int32(totalFrames))
@@ -99,6 +112,7 @@ public final class OggOpusEncoder: AudioEncoder {
             let chunk = min(conversionFrames, totalFrames - frameOffset)
             SampleConversion.toFloat(frames.baseAddress! + frameOffset * bytesPerFrame, format: sampleFormat,
                                      sampleCount: chunk * channels, into: conversion)
+            reorder?.apply(conversion, frames: chunk)
             let result = ope_encoder_write_float(encoder, conversion, Int32(chunk))
             guard result == OPE_OK, sink.failure == nil else { throw currentError(result) }
             frameOffset += chunk

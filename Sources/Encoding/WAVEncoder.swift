@@ -11,17 +11,20 @@ import Glibc
 /// To a pipe the sizes cannot be rewritten: the header says "unknown" (0xFFFFFFFF), which readers
 /// such as ffmpeg and sox take as "read to the end of the stream".
 ///
-/// `encode` converts into a preallocated buffer (S24_LE's 4-byte containers packed to 3 bytes; the
-/// other formats are written as they come) and allocates nothing.
+/// `encode` converts into a preallocated buffer when it must (S24_LE's 4-byte containers packed to
+/// 3 bytes; channels put in WAVE order when the layout is known and the device's differs), else
+/// writes the samples as they come; it allocates nothing.
 public final class WAVEncoder: AudioEncoder {
     private let sink: OutputSink
     private var header: WAVHeader
     /// Where the header starts: stdout redirected to a file may already hold other output.
     private let headerOffset: Int
-    private let sampleFormat: SampleFormat
     private let inputBytesPerFrame: Int
     private let packed: UnsafeMutableRawPointer?
     private let packedFrames: Int
+    private let inputBytesPerSample: Int
+    /// Into WAVE order (the channel mask's bit order), when that differs from the device's.
+    private let reorder: ChannelReorder?
     private var dataBytes = 0
     private var lastHeaderUpdate: Int64
     /// How often the sizes are rewritten while recording: the most a killed recording's header can
@@ -34,15 +37,18 @@ public final class WAVEncoder: AudioEncoder {
     public var maximumFinishBytes: Int? { 1 }
 
     /// Writes the header at once (sizes unknown until the first update). Not real-time safe.
+    /// `layout` says which speaker each channel is, when known: the channel mask then names those
+    /// speakers and the channels are stored in the mask's order; else WAVE's default for the count.
     public init(format: PCMFormat, tags: StreamTags, sink: OutputSink, conversionFrames: Int = 4096,
-                headerUpdateNanoseconds: Int64 = 1_000_000_000) throws(EncoderError) {
+                headerUpdateNanoseconds: Int64 = 1_000_000_000, layout: ChannelLayout? = nil) throws(EncoderError) {
         self.sink = sink
         self.headerUpdateNanoseconds = headerUpdateNanoseconds
-        header = WAVHeader(format: format, tags: tags)
-        sampleFormat = format.sampleFormat
+        header = WAVHeader(format: format, tags: tags, channelMask: layout?.waveMask)
         inputBytesPerFrame = format.bytesPerFrame
+        inputBytesPerSample = format.sampleFormat.bytesPerSample
+        reorder = ChannelReorder(layout?.waveOrder)
         packedFrames = conversionFrames
-        packed = format.sampleFormat == .s24LE
+        packed = format.sampleFormat == .s24LE || reorder != nil
             ? UnsafeMutableRawPointer.allocate(byteCount: conversionFrames * header.blockAlign, alignment: 4) : nil
         lastHeaderUpdate = Self.now()
         headerOffset = sink.currentOffset
@@ -54,20 +60,23 @@ public final class WAVEncoder: AudioEncoder {
 
     public func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
         if let packed {
+            let channels = header.channels
+            let outputBytesPerSample = header.encoding.bytesPerSample
             var offset = 0
             while offset < frames.count {
                 let count = min(packedFrames, (frames.count - offset) / inputBytesPerFrame)
-                let samples = count * header.channels
                 let source = frames.baseAddress! + offset
-                for index in 0..<samples {
-                    // S24_LE: the low three bytes of each 4-byte container, already little-endian.
-                    let from = source + index * 4
-                    let to = packed + index * 3
-                    to.storeBytes(of: from.load(as: UInt8.self), as: UInt8.self)
-                    (to + 1).storeBytes(of: (from + 1).load(as: UInt8.self), as: UInt8.self)
-                    (to + 2).storeBytes(of: (from + 2).load(as: UInt8.self), as: UInt8.self)
+                for frame in 0..<count {
+                    for channel in 0..<channels {
+                        // Little-endian: a sample's low bytes come first, so S24_LE's three
+                        // significant bytes are the first three of its 4-byte container.
+                        let sourceChannel = reorder?.order[channel] ?? channel
+                        (packed + (frame * channels + channel) * outputBytesPerSample)
+                            .copyMemory(from: source + (frame * channels + sourceChannel) * inputBytesPerSample,
+                                        byteCount: outputBytesPerSample)
+                    }
                 }
-                try write(UnsafeRawBufferPointer(start: packed, count: samples * 3), frames: count)
+                try write(UnsafeRawBufferPointer(start: packed, count: count * header.blockAlign), frames: count)
                 offset += count * inputBytesPerFrame
             }
         } else {

@@ -60,6 +60,8 @@ public struct RecordingConfiguration: Sendable {
     public var captureRealtimePriority: Int32?
     /// Fill time the source lost (overruns) with silence, so the file's timeline matches the clock.
     public var padsLostTime: Bool
+    /// Which speaker each channel is (`--channel-map`); the device's own map when nil.
+    public var channelLayout: ChannelLayout?
     /// Start a new file every this many seconds (`--max-file-time`); file outputs only.
     public var maxFileSeconds: Double?
     /// Stop once the output reaches this many bytes (`--max-size`).
@@ -83,8 +85,10 @@ public struct RecordingConfiguration: Sendable {
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
         encoderName: String = "hark", addsDateAndCaptureTags: Bool = true, padsLostTime: Bool = false,
-        measuresLevels: Bool = false, maxFileSeconds: Double? = nil, maxBytes: Int? = nil
+        measuresLevels: Bool = false, maxFileSeconds: Double? = nil, maxBytes: Int? = nil,
+        channelLayout: ChannelLayout? = nil
     ) {
+        self.channelLayout = channelLayout
         self.maxFileSeconds = maxFileSeconds
         self.maxBytes = maxBytes
         self.capture = capture

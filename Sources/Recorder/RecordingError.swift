@@ -14,6 +14,9 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     case captureDevice(CaptureOpenError)
     /// The encoder could not be set up.
     case encoderSetup(EncoderError)
+    /// Surround Opus without a layout it can use: the device has no channel map and no
+    /// `--channel-map` named one, or the layout is not one of mapping family 1's.
+    case unusableChannelLayout(String)
     /// A thread could not be started.
     case system(String)
 
@@ -23,11 +26,12 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .permissionRefused(let refusal): refusal.message
         case .captureDevice(let error): error.description
         case .encoderSetup(let error): error.description
+        case .unusableChannelLayout(let reason): reason
         case .system(let reason): reason
         }
     }
 
-    /// The process exit code (sysexits.h): 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
+    /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
     /// 73 EX_CANTCREAT, 77 EX_NOPERM. Failures after the start are `RecordingEnd`s (74, or 77 when
     /// permission is revoked).
     public var exitCode: Int32 {
@@ -36,6 +40,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .permissionRefused: 77
         case .captureDevice: 69
         case .encoderSetup: 70
+        case .unusableChannelLayout: 64
         case .system: 71
         }
     }

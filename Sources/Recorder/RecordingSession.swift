@@ -68,6 +68,14 @@ public final class RecordingSession {
             throw .captureDevice(error)
         }
         let format = device.negotiated.format
+        // Which speaker each channel is: the user's word first, else the device's own map.
+        let layout = configuration.channelLayout ?? device.negotiated.channelLayout
+        if case .opus = configuration.codec, format.channels > 2, layout?.vorbisOrder == nil {
+            output.discard()
+            throw .unusableChannelLayout(layout.map {
+                "\($0) is not one of Opus's surround layouts (RFC 7845 mapping family 1); name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"
+            } ?? "the device does not say which speaker each of its \(format.channels) channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,FC,LFE,RL,RR")
+        }
         // The recording's start for DATE and the access log: the encoder writes its header (tags
         // included) before the first sample, so this is the last moment before capture begins.
         startTime = .now()
@@ -81,7 +89,7 @@ public final class RecordingSession {
                 recordingDetails: configuration.addsDateAndCaptureTags ? (start, negotiated) : nil
             ).appended(to: configuration.codec.tags)
             return try Self.makeEncoder(codec: configuration.codec.replacingTags(with: tags), format: format, sink: sink,
-                                        expectedSeconds: expectedSeconds)
+                                        expectedSeconds: expectedSeconds, layout: layout)
         }
         var encoder: any AudioEncoder
         do throws(EncoderError) {
@@ -111,15 +119,15 @@ public final class RecordingSession {
     }
 
     private static func makeEncoder(
-        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?, layout: ChannelLayout?
     ) throws(EncoderError) -> any AudioEncoder {
         switch codec {
         case .flac(let settings):
-            try FLACEncoder(format: format, settings: settings, sink: sink, expectedSeconds: expectedSeconds)
+            try FLACEncoder(format: format, settings: settings, sink: sink, expectedSeconds: expectedSeconds, layout: layout)
         case .opus(let settings):
-            try OggOpusEncoder(format: format, settings: settings, sink: sink)
+            try OggOpusEncoder(format: format, settings: settings, sink: sink, layout: layout)
         case .wav(let tags):
-            try WAVEncoder(format: format, tags: tags, sink: sink)
+            try WAVEncoder(format: format, tags: tags, sink: sink, layout: layout)
         case .raw:
             RawPCMEncoder(format: format, sink: sink)
         }

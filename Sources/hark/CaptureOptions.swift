@@ -24,6 +24,11 @@ struct CaptureOptions: ParsableArguments {
     @Flag(help: "Speech preset: 16000 Hz, mono, S16_LE, what speech tools (whisper.cpp, vosk, nerd-dictation) read; raw samples on stdout unless --format says otherwise.")
     var speech = false
 
+    @Option(name: .customLong("channel-map"),
+            help: ArgumentHelp("Which speaker each channel is, in the device's order, as ALSA names them: FL, FR, FC, LFE, RL, RR, SL, SR, RC, FLC, FRC, MONO (e.g. FL,FR,FC,LFE,RL,RR). Default: the device's own channel map. Opus with 3–8 channels needs one of the two.",
+                               valueName: "positions"))
+    var channelMap: String?
+
     var rate: Int { rateOption ?? (speech ? 16_000 : 48_000) }
     var channels: Int { channelsOption ?? (speech ? 1 : 2) }
     var sampleFormat: String { sampleFormatOption ?? "S16_LE" }
@@ -50,6 +55,14 @@ struct CaptureOptions: ParsableArguments {
         }
         guard (1_000...768_000).contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
         guard (1...8).contains(channels) else { throw ValidationError("channels \(channels) is outside 1–8") }
+        if let channelMap {
+            guard let layout = ChannelLayout(parsing: channelMap) else {
+                throw ValidationError("--channel-map '\(channelMap)' is not a list of distinct positions (FL, FR, FC, LFE, RL, RR, SL, SR, RC, FLC, FRC, MONO)")
+            }
+            guard layout.positions.count == channels else {
+                throw ValidationError("--channel-map names \(layout.positions.count) channels; the recording has \(channels)")
+            }
+        }
         guard (1_000...2_000_000).contains(periodTime) else {
             throw ValidationError("period time \(periodTime) µs is outside 1000–2000000")
         }
@@ -61,6 +74,8 @@ struct CaptureOptions: ParsableArguments {
     var format: PCMFormat {
         PCMFormat(sampleFormat: SampleFormat(alsaName: sampleFormat)!, channels: channels, sampleRate: rate)
     }
+
+    var channelLayout: ChannelLayout? { channelMap.flatMap(ChannelLayout.init(parsing:)) }
 
     var request: CaptureRequest {
         CaptureRequest(device: device, format: format, periodMicroseconds: periodTime, bufferMicroseconds: bufferTime)

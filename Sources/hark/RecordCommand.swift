@@ -90,12 +90,6 @@ struct RecordCommand: ParsableCommand {
             }
         case .opus:
             if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is Opus") }
-            guard capture.channels <= 2 else {
-                throw ValidationError("""
-                    Opus output takes 1 or 2 channels: for \(capture.channels), RFC 7845 needs Vorbis channel order, \
-                    and hark does not yet map ALSA's channel positions to it (not every device reports them); record FLAC instead
-                    """)
-            }
         }
     }
 
@@ -153,7 +147,7 @@ struct RecordCommand: ParsableCommand {
             codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
             measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
-            maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes)
+            maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes, channelLayout: capture.channelLayout)
 
         let gate = HarkManifest.gate
         StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
