@@ -48,15 +48,24 @@ public final class DesktopPrivacySwitch: Sendable {
     }
 
     private let helper = Mutex(Helper())
-    private let helperPath: String?
+    /// The helper's program and arguments.
+    private let helperCommand: [String]?
     private let schemasMayExist: @Sendable () -> Bool
 
     /// A reader of its own, for a program that wants one apart from `shared`; `helperPath` nil
     /// means the switch cannot be read. `schemasMayExist` is the cheap check that spares a machine
     /// without GSettings the helper.
-    public init(helperPath: String? = DesktopPrivacySwitch.locateHelper(),
-                schemasMayExist: @escaping @Sendable () -> Bool = DesktopPrivacySwitch.schemasMayExist) {
-        self.helperPath = helperPath
+    public convenience init(helperPath: String? = DesktopPrivacySwitch.locateHelper(),
+                            schemasMayExist: @escaping @Sendable () -> Bool = DesktopPrivacySwitch.schemasMayExist) {
+        self.init(helperCommand: helperPath.map { [$0] }, schemasMayExist: schemasMayExist)
+    }
+
+    /// The same with a command of any program that speaks the helper's protocol (tests give a
+    /// shell one-liner: a script file written just before would race other threads' fork and exec
+    /// into ETXTBSY).
+    public init(helperCommand: [String]?, schemasMayExist: @escaping @Sendable () -> Bool) {
+        precondition(helperCommand.map { !$0.isEmpty } ?? true, "a helper command names a program")
+        self.helperCommand = helperCommand
         self.schemasMayExist = schemasMayExist
     }
 
@@ -93,11 +102,11 @@ public final class DesktopPrivacySwitch: Sendable {
             helper.last = .absent
             return
         }
-        guard let path = helperPath else {
+        guard let command = helperCommand else {
             helper.last = .unreadable("hark-privacy-switch is not installed beside hark")
             return
         }
-        start(path, into: &helper)
+        start(command, into: &helper)
     }
 
     /// True when the desktop's switch forbids the microphone.
@@ -105,7 +114,8 @@ public final class DesktopPrivacySwitch: Sendable {
 
     // MARK: The helper process
 
-    private func start(_ path: String, into helper: inout Helper) {
+    private func start(_ command: [String], into helper: inout Helper) {
+        let path = command[0]
         var output: [Int32] = [-1, -1]
         var input: [Int32] = [-1, -1]
         // pipe2(O_CLOEXEC) is not visible from Swift's Glibc module; fcntl right after is the same
@@ -137,7 +147,7 @@ public final class DesktopPrivacySwitch: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
         var process: pid_t = 0
-        let arguments = [strdup(path), nil]
+        let arguments = command.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
         let status = posix_spawn(&process, path, &actions, &attributes, arguments, environ)
         close(output[1])

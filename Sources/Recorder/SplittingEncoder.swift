@@ -1,6 +1,7 @@
 import Encoding
 import RecordPermission
 import Synchronization
+import Realtime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,8 +12,12 @@ import Glibc
 /// It sits between the encoder loop and the codec: every frame goes to exactly one file, in order,
 /// so the files played back to back are the recording, frame for frame. A split finishes the
 /// current file completely (the codec flushes, a FLAC file gets its true STREAMINFO, an Ogg Opus
-/// stream its end-of-stream page), syncs it to storage and closes it, then creates the next file
-/// under a temporary name, starts a new stream in it and gives it its name.
+/// stream its end-of-stream page), then creates the next file under a temporary name, starts a new
+/// stream in it and gives it its name. The finished file is synced to storage and closed on a
+/// thread of its own: on a busy disk `fsync` can take longer than the ring holds (a split under a
+/// loaded test run lost a second of audio that way), and the encoder must get back to the ring.
+/// That thread is joined before the next split and before the recording is reported finished, so
+/// every part is on storage when hark says so.
 ///
 /// Splitting allocates (a new codec instance, a file name) and does file I/O; it runs on the
 /// encoder thread, never the capture thread, and a few times an hour at most, while the ring holds
@@ -34,6 +39,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private let splitRequested = Atomic<Bool>(false)
     /// The files written, in order. Changed on the encoder thread; read once it has finished.
     private(set) var paths: [String]
+    /// Syncing and closing the last finished file, if one is.
+    private var pendingFlush: PosixThread?
 
     init(output: OutputTarget, path: String, encoder: any AudioEncoder, naming: OutputNaming, framesPerFile: Int?,
          bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
@@ -70,6 +77,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     func finish() throws(EncoderError) {
         try encoder.finish()
+        waitForPendingFlush()
     }
 
     func salvageAfterWriteFailure() {
@@ -81,14 +89,18 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     var maximumBytesPerFrame: Double? { encoder.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { encoder.maximumFinishBytes }
 
-    /// Flushes the current file to storage.
+    /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {
         output.synchronize()
+        waitForPendingFlush()
+    }
+
+    private func waitForPendingFlush() {
+        pendingFlush.take()?.join()
     }
 
     private func startNextFile() throws(EncoderError) {
         try encoder.finish()
-        output.synchronize()
         bytesInFinishedFiles += encoder.bytesWritten
         let path = naming.next(at: time(nil))
         let next: OutputTarget
@@ -110,10 +122,24 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             next.discard()
             throw .cannotStartNextFile(error.description)
         }
-        // The previous file's descriptor closes as its target is released.
+        // The finished file goes to a thread that syncs it; its descriptor closes as that thread
+        // releases it. The previous such thread has had a whole part to finish.
+        waitForPendingFlush()
+        let finished = FinishedPart(target: output)
+        do throws(ThreadStartError) {
+            pendingFlush = try PosixThread(name: "hark-sync") { finished.target.synchronize() }
+        } catch {
+            finished.target.synchronize()
+        }
         output = next
         encoder = nextEncoder
         framesInFile = 0
         paths.append(path)
     }
+}
+
+/// A finished part handed to the thread that syncs it. Unchecked: the encoder thread lets go of
+/// the target as it hands it over, so only that thread uses it from then on.
+private struct FinishedPart: @unchecked Sendable {
+    let target: OutputTarget
 }

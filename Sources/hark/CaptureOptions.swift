@@ -14,7 +14,7 @@ struct CaptureOptions: ParsableArguments {
     var rateOption: Int?
 
     @Option(name: [.customShort("c"), .customLong("channels")], parsing: .unconditional,
-            help: ArgumentHelp("Channels (1–8; Opus: 1–2; default 2).", valueName: "n"))
+            help: ArgumentHelp("Channels (1–8; default 2). Opus with 3–8 needs the layout: the device's channel map or --channel-map.", valueName: "n"))
     var channelsOption: Int?
 
     @Option(name: [.customShort("f"), .customLong("sample-format")],

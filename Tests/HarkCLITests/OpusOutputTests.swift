@@ -117,7 +117,7 @@ import Testing
         .init(arguments: ["--max-delay", "2000"], exitCode: 64, mentions: "max delay 2000 ms is outside 0–1000"),
         .init(arguments: ["--vbr", "--hard-cbr"], exitCode: 64, mentions: "--vbr"),
         .init(arguments: ["--compression-level", "3"], exitCode: 64, mentions: "--compression-level applies to FLAC output"),
-        .init(arguments: ["-c", "6"], exitCode: 64, mentions: "Opus output takes 1 or 2 channels"),
+        .init(arguments: ["-c", "6"], exitCode: 64, mentions: "name them with --channel-map"),
         .init(arguments: ["--tag", "NOEQUALS"], exitCode: 64, mentions: "tag 'NOEQUALS' is not KEY=VALUE"),
     ]
 

@@ -98,7 +98,8 @@ import Testing
             #expect(part.count >= 24_000 * 2, "\(name) holds at least half a second: \(part.count / 2) frames")
             joined += part
         }
-        #expect(joined[...] == signal.prefix(frames: 6 * 48_000), "\(firstDifference(joined, signal.prefix(frames: 6 * 48_000)))")
+        #expect(joined[...] == signal.prefix(frames: 6 * 48_000),
+                "\(firstDifference(joined, signal.prefix(frames: 6 * 48_000))); hark said: \(result.errorLines.last ?? "")")
     }
 
     @Test(arguments: ["flac", "opus"])

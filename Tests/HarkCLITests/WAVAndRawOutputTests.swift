@@ -220,11 +220,15 @@ enum WAVLayout {
     }
 
     /// Where the data chunk's samples begin, walking the chunks after "WAVE".
-    static func dataOffset(_ bytes: [UInt8]) -> Int? {
+    static func dataOffset(_ bytes: [UInt8]) -> Int? { chunkBody("data", in: bytes) }
+
+    /// Where the first chunk named `name` has its body, walking the chunks after "WAVE".
+    static func chunkBody(_ name: String, in bytes: [UInt8]) -> Int? {
         var offset = 12
         while offset + 8 <= bytes.count {
             let id = String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self)
-            if id == "data" { return offset + 8 }
+            if id == name { return offset + 8 }
+            if id == "data" { return nil }
             offset += 8 + uint32(bytes, at: offset + 4) + uint32(bytes, at: offset + 4) % 2
         }
         return nil

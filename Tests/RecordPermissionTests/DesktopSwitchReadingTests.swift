@@ -2,41 +2,27 @@ import Foundation
 import Testing
 @testable import RecordPermission
 
-/// The gate's side of the desktop's microphone switch, with stand-in helpers that speak
+/// The gate's side of the desktop's microphone switch, with stand-in helpers (shell one-liners) that speak
 /// hark-privacy-switch's protocol (one byte per reading, until stdin closes), so each state and
 /// each failure of the helper can be produced at will. The real helper, GSettings and the GNOME
 /// schema are exercised end to end in HarkCLITests.DesktopPrivacySwitchTests.
 @Suite struct DesktopSwitchReadingTests {
-    /// A helper script in a temp dir; removed with the value.
-    final class StandInHelper {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hark-switch-\(UUID().uuidString.prefix(8))")
-        let path: String
-
-        init(_ script: String) throws {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            path = directory.appendingPathComponent("helper").path
-            try "#!/bin/sh\n\(script)\n".write(toFile: path, atomically: true, encoding: .utf8)
-            chmod(path, 0o755)
-        }
-
-        deinit { try? FileManager.default.removeItem(at: directory) }
-
-        func reader() -> DesktopPrivacySwitch { DesktopPrivacySwitch(helperPath: path, schemasMayExist: { true }) }
+    /// A reader whose helper is a shell one-liner speaking the helper's protocol.
+    func reader(_ script: String) -> DesktopPrivacySwitch {
+        DesktopPrivacySwitch(helperCommand: ["/bin/sh", "-c", script], schemasMayExist: { true })
     }
 
     @Test func eachReadingOfTheHelperIsTakenAsItSays() throws {
         for (script, expected) in [("printf 1; cat >/dev/null", DesktopPrivacySwitch.Reading.microphoneOff),
                                    ("printf 0; cat >/dev/null", .microphoneOn), ("printf x", .absent)] {
-            let helper = try StandInHelper(script)
-            #expect(helper.reader().reading() == expected, "\(script)")
+            #expect(reader(script).reading() == expected, "\(script)")
         }
     }
 
     @Test func aMissingOrSilentHelperIsUnreadableAndDoesNotRestrict() throws {
         let missing = DesktopPrivacySwitch(helperPath: nil, schemasMayExist: { true })
         #expect(missing.reading() == .unreadable("hark-privacy-switch is not installed beside hark"))
-        let silent = try StandInHelper("exit 3")
-        #expect(silent.reader().reading() == .unreadable("hark-privacy-switch ended without a reading"))
+        #expect(reader("exit 3").reading() == .unreadable("hark-privacy-switch ended without a reading"))
         let places = TemporaryLocations()
         let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: missing)
         #expect(gate.statusDetail(for: .microphone).status == .notDetermined)
@@ -46,11 +32,11 @@ import Testing
     }
 
     @Test func switchedOffRestrictsTheMicrophoneOnlyAndNeverPrompts() throws {
-        let helper = try StandInHelper("printf 1; cat >/dev/null")
+        let helper = reader("printf 1; cat >/dev/null")
         let places = TemporaryLocations()
         let manifest = AppManifest(appIdentifier: "org.example.tests", displayName: "Tests",
                                    usageDescriptions: [.microphone: "Tests.", .systemAudio: "Tests."])
-        let gate = PermissionGate(manifest: manifest, locations: places.locations, desktopSwitch: helper.reader())
+        let gate = PermissionGate(manifest: manifest, locations: places.locations, desktopSwitch: helper)
         try gate.setDecision(.authorized, for: .microphone)
         let prompt = ScriptedPrompt(.allow)
         guard case .refused(let refusal) = gate.requestAccess(for: .audio, prompt: prompt) else {
@@ -67,9 +53,9 @@ import Testing
 
     @Test func turningTheSwitchOffDuringARecordingRevokesItWithItsOwnReason() throws {
         // On at first, off a moment later, as the helper reports a change.
-        let helper = try StandInHelper("printf 0; sleep 0.3; printf 1; cat >/dev/null")
+        let helper = reader("printf 0; sleep 0.3; printf 1; cat >/dev/null")
         let places = TemporaryLocations()
-        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper.reader())
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
         try gate.setDecision(.authorized, for: .microphone)
         var watch = PermissionWatch(gate: gate)
         guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {

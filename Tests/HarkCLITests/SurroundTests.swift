@@ -1,0 +1,120 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Surround: each input channel carries a tone of its own, recorded with `--channel-map` naming the
+/// device's order; decoded by the peers' tools, each speaker's tone must come out in the channel
+/// that format puts that speaker in.
+@Suite struct SurroundTests {
+    /// The tone for a speaker: distinct, and apart enough for a Goertzel filter to tell.
+    static let tones: [SpeakerPosition: Double] = [
+        .frontLeft: 300, .frontRight: 500, .frontCenter: 700, .lowFrequency: 110, .rearLeft: 1100, .rearRight: 1300,
+        .sideLeft: 1700, .sideRight: 1900, .rearCenter: 2300,
+    ]
+
+    /// `seconds` of S16_LE at 48 kHz, channel `i` playing `layout.positions[i]`'s tone.
+    static func input(_ layout: [SpeakerPosition], seconds: Double) -> Data {
+        let frames = Int(seconds * 48_000)
+        var data = Data(capacity: frames * layout.count * 2)
+        for frame in 0..<frames {
+            for position in layout {
+                let value = Int16(8_000 * sin(2 * Double.pi * tones[position]! * Double(frame) / 48_000))
+                withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+            }
+        }
+        return data
+    }
+
+    /// The tone (of `tones`) strongest in channel `channel` of interleaved S16 `samples`.
+    static func dominantTone(_ samples: [Int16], channels: Int, channel: Int) -> SpeakerPosition {
+        let frames = min(samples.count / channels, 24_000)
+        let start = samples.count / channels - frames  // the end: past any codec start-up
+        func power(_ frequency: Double) -> Double {
+            let coefficient = 2 * cos(2 * Double.pi * frequency / 48_000)
+            var (previous, beforePrevious) = (0.0, 0.0)
+            for frame in start..<(start + frames) {
+                let current = Double(samples[frame * channels + channel]) + coefficient * previous - beforePrevious
+                beforePrevious = previous
+                previous = current
+            }
+            return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        }
+        return tones.max { power($0.value) < power($1.value) }!.key
+    }
+
+    /// A WAV file's interleaved S16 samples and channel count, read by hand (any chunks before
+    /// `fmt `, any fmt size).
+    static func wavSamples(_ path: String) throws -> (samples: [Int16], channels: Int) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let format = try #require(WAVLayout.chunkBody("fmt ", in: bytes))
+        let channels = Int(bytes[format + 2]) | Int(bytes[format + 3]) << 8
+        let offset = try #require(WAVLayout.dataOffset(bytes))
+        let samples = stride(from: offset, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+        return (samples, channels)
+    }
+
+    /// WAVE order of 5.1 (FL FR FC LFE BL BR), from a device that delivers it in another order.
+    static let deviceOrder: [SpeakerPosition] = [.frontLeft, .frontCenter, .frontRight, .rearLeft, .rearRight, .lowFrequency]
+    static let waveOrder: [SpeakerPosition] = [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .rearLeft, .rearRight]
+
+    @Test func opusSurroundDecodesEachSpeakerIntoItsChannel() throws {
+        let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 3))
+        let output = rig.path("surround.opus")
+        let map = Self.deviceOrder.map(\.rawValue).joined(separator: ",")
+        let result = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "-d", "2", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // opusdec writes WAV in WAVE order (it undoes family 1's Vorbis order).
+        let decoded = rig.path("surround.wav")
+        let opusdec = try runTool("opusdec", ["--quiet", output, decoded])
+        try #require(opusdec.status == 0, "opusdec: \(opusdec.standardError)")
+        let (samples, channels) = try Self.wavSamples(decoded)
+        #expect(channels == 6)
+        let heard = (0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) }
+        #expect(heard == Self.waveOrder, "channel by channel: \(heard.map(\.rawValue))")
+        let info = try runTool("opusinfo", [output])
+        #expect(String(decoding: info.standardOutput, as: UTF8.self).contains("Channels: 6"))
+    }
+
+    @Test(arguments: ["flac", "wav"])
+    func flacAndWAVStoreWAVEOrderAndNameTheSpeakers(_ codec: String) throws {
+        let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 2))
+        let output = rig.path("surround.\(codec)")
+        let map = Self.deviceOrder.map(\.rawValue).joined(separator: ",")
+        let result = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "-d", "1", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        var wav = output
+        if codec == "flac" {
+            wav = rig.path("decoded.wav")
+            let decoded = try runTool("flac", ["-d", "-f", "-s", "-o", wav, output])
+            try #require(decoded.status == 0, "flac -d: \(decoded.standardError)")
+        }
+        let (samples, channels) = try Self.wavSamples(wav)
+        let heard = (0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) }
+        #expect(heard == Self.waveOrder, "channel by channel: \(heard.map(\.rawValue))")
+    }
+
+    @Test func aSurroundLayoutOtherThanTheDefaultIsNamed() throws {
+        // 5.1 with the side pair: FLAC says so in a WAVEFORMATEXTENSIBLE_CHANNEL_MASK tag, WAV in its mask.
+        let layout: [SpeakerPosition] = [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .sideLeft, .sideRight]
+        let rig = try ALSATestRig(input: Self.input(layout, seconds: 2))
+        let map = layout.map(\.rawValue).joined(separator: ",")
+        #expect(try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "-d", "1", "-o", rig.path("side.flac")], rig: rig).status == 0)
+        #expect(try FLACTools.tags(rig.path("side.flac")).contains("WAVEFORMATEXTENSIBLE_CHANNEL_MASK=0x060F"))
+        #expect(try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "-d", "1", "-o", rig.path("side.wav")], rig: rig).status == 0)
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: rig.path("side.wav"))).prefix(80))
+        #expect(WAVLayout.uint32(header, at: 76) == 0x60F)
+    }
+
+    @Test func surroundOpusWithoutALayoutIsRefusedWithWhatToDo() throws {
+        let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 1))
+        let output = rig.path("unknown.opus")
+        let unknown = try runHark(["record", "-D", "filecap", "-c", "6", "-d", "0.5", "-o", output], rig: rig)
+        #expect(unknown.status == 64, "\(unknown.standardError)")
+        #expect(unknown.errorLines == ["hark: the device does not say which speaker each of its 6 channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,FC,LFE,RL,RR"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let unusable = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", "FL,FR,FC,LFE,FLC,FRC", "-d", "0.5", "-o", output], rig: rig)
+        #expect(unusable.status == 64 && unusable.standardError.contains("is not one of Opus's surround layouts"), "\(unusable.standardError)")
+        let wrongCount = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", "FL,FR", "-o", output], rig: rig)
+        #expect(wrongCount.status == 64 && wrongCount.standardError.contains("names 2 channels; the recording has 6"))
+    }
+}
