@@ -3,9 +3,11 @@ import AudioFormat
 import Glibc
 #endif
 
-/// Writes uncompressed WAV that survives a crash: the header's sizes are rewritten at least once a
-/// second while recording (a `pwrite` of the header, from the encoder thread), so a recorder killed
-/// with SIGKILL or a power cut leaves a file whose header covers all but the last second at most;
+/// Writes uncompressed WAV that survives a crash: the header's sizes are rewritten after every
+/// second of audio (a `pwrite` of the header, from the encoder thread), and a region longer than
+/// that is written in pieces with a rewrite between them. Invariant: the data beyond what the header
+/// counts is less than one second of audio, however late the encoder runs, so a recorder killed
+/// with SIGKILL or a power cut leaves a file whose header covers all but the last second at most.
 /// `finish` sets the exact sizes. Past 4 GiB the same rewrite makes the file RF64 (`WAVHeader`).
 ///
 /// To a pipe the sizes cannot be rewritten: the header says "unknown" (0xFFFFFFFF), which readers
@@ -26,10 +28,11 @@ public final class WAVEncoder: AudioEncoder {
     /// Into WAVE order (the channel mask's bit order), when that differs from the device's.
     private let reorder: ChannelReorder?
     private var dataBytes = 0
-    private var lastHeaderUpdate: Int64
-    /// How often the sizes are rewritten while recording: the most a killed recording's header can
-    /// lag behind its data.
-    private let headerUpdateNanoseconds: Int64
+    /// How often, in frames of audio, the sizes are rewritten while recording: the most a killed
+    /// recording's header can lag behind its data.
+    private let headerUpdateFrames: Int
+    /// Frames written since the header was last rewritten; below `headerUpdateFrames` between calls.
+    private var framesSinceHeader = 0
 
     public var bytesWritten: Int { sink.bytesWritten }
     public var maximumBytesPerFrame: Double? { Double(header.blockAlign) }
@@ -40,9 +43,9 @@ public final class WAVEncoder: AudioEncoder {
     /// `layout` says which speaker each channel is, when known: the channel mask then names those
     /// speakers and the channels are stored in the mask's order; else WAVE's default for the count.
     public init(format: PCMFormat, tags: StreamTags, sink: OutputSink, conversionFrames: Int = 4096,
-                headerUpdateNanoseconds: Int64 = 1_000_000_000, layout: ChannelLayout? = nil) throws(EncoderError) {
+                headerUpdateFrames: Int? = nil, layout: ChannelLayout? = nil) throws(EncoderError) {
         self.sink = sink
-        self.headerUpdateNanoseconds = headerUpdateNanoseconds
+        self.headerUpdateFrames = max(1, headerUpdateFrames ?? format.sampleRate)
         header = WAVHeader(format: format, tags: tags, channelMask: layout?.waveMask)
         inputBytesPerFrame = format.bytesPerFrame
         inputBytesPerSample = format.sampleFormat.bytesPerSample
@@ -50,7 +53,6 @@ public final class WAVEncoder: AudioEncoder {
         packedFrames = conversionFrames
         packed = format.sampleFormat == .s24LE || reorder != nil
             ? UnsafeMutableRawPointer.allocate(byteCount: conversionFrames * header.blockAlign, alignment: 4) : nil
-        lastHeaderUpdate = Self.now()
         headerOffset = sink.currentOffset
         let written = header.bytes.withUnsafeBytes { sink.write($0) }
         guard written else { throw .writeFailed(errno: sink.failure ?? EIO) }
@@ -59,32 +61,45 @@ public final class WAVEncoder: AudioEncoder {
     deinit { packed?.deallocate() }
 
     public func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
-        if let packed {
-            let channels = header.channels
-            let outputBytesPerSample = header.encoding.bytesPerSample
-            var offset = 0
-            while offset < frames.count {
-                let count = min(packedFrames, (frames.count - offset) / inputBytesPerFrame)
-                let source = frames.baseAddress! + offset
-                for frame in 0..<count {
-                    for channel in 0..<channels {
-                        // Little-endian: a sample's low bytes come first, so S24_LE's three
-                        // significant bytes are the first three of its 4-byte container.
-                        let sourceChannel = reorder?.order[channel] ?? channel
-                        (packed + (frame * channels + channel) * outputBytesPerSample)
-                            .copyMemory(from: source + (frame * channels + sourceChannel) * inputBytesPerSample,
-                                        byteCount: outputBytesPerSample)
-                    }
-                }
-                try write(UnsafeRawBufferPointer(start: packed, count: count * header.blockAlign), frames: count)
-                offset += count * inputBytesPerFrame
+        var offset = 0
+        while offset < frames.count {
+            let count = min((frames.count - offset) / inputBytesPerFrame, headerUpdateFrames - framesSinceHeader)
+            guard count > 0 else { break }  // only whole frames arrive; a torn one is no audio
+            try writeFrames(UnsafeRawBufferPointer(rebasing: frames[offset..<(offset + count * inputBytesPerFrame)]))
+            offset += count * inputBytesPerFrame
+            framesSinceHeader += count
+            if framesSinceHeader >= headerUpdateFrames {
+                framesSinceHeader = 0
+                if sink.isSeekable { rewriteHeader(padding: 0) }
             }
-        } else {
-            try write(frames, frames: frames.count / inputBytesPerFrame)
         }
-        if sink.isSeekable, Self.now() - lastHeaderUpdate >= headerUpdateNanoseconds {
-            lastHeaderUpdate = Self.now()
-            rewriteHeader(padding: 0)
+    }
+
+    /// Writes whole frames in the file's layout: packed and reordered through the preallocated
+    /// buffer when needed, else as they come.
+    private func writeFrames(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
+        guard let packed else {
+            try write(frames, frames: frames.count / inputBytesPerFrame)
+            return
+        }
+        let channels = header.channels
+        let outputBytesPerSample = header.encoding.bytesPerSample
+        var offset = 0
+        while offset < frames.count {
+            let count = min(packedFrames, (frames.count - offset) / inputBytesPerFrame)
+            let source = frames.baseAddress! + offset
+            for frame in 0..<count {
+                for channel in 0..<channels {
+                    // Little-endian: a sample's low bytes come first, so S24_LE's three
+                    // significant bytes are the first three of its 4-byte container.
+                    let sourceChannel = reorder?.order[channel] ?? channel
+                    (packed + (frame * channels + channel) * outputBytesPerSample)
+                        .copyMemory(from: source + (frame * channels + sourceChannel) * inputBytesPerSample,
+                                    byteCount: outputBytesPerSample)
+                }
+            }
+            try write(UnsafeRawBufferPointer(start: packed, count: count * header.blockAlign), frames: count)
+            offset += count * inputBytesPerFrame
         }
     }
 
@@ -117,11 +132,5 @@ public final class WAVEncoder: AudioEncoder {
     private func rewriteHeader(padding: Int) -> Bool {
         header.update(dataBytes: dataBytes, padding: padding)
         return sink.overwrite(header.bytes, at: headerOffset)
-    }
-
-    private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

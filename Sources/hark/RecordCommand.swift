@@ -19,7 +19,7 @@ struct RecordCommand: ParsableCommand {
             With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \
             nothing else does. On stop, hark drains everything captured, finishes the file (FLAC: STREAMINFO \
             with total samples and MD5; Opus: the last page with end trimming and EOS; WAV: the exact sizes, \
-            which it also rewrites every second while recording, so a killed hark leaves a valid file) and \
+            which it also rewrites after every second of audio, so a killed hark leaves a valid file) and \
             prints a one-line summary on stderr.
 
             Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
