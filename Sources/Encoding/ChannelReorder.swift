@@ -1,7 +1,7 @@
 import AudioFormat
 
-/// Puts each interleaved frame's channels in the order an output format requires, in place or while
-/// copying: `order[i]` is the source channel that goes `i`th (`ChannelLayout.waveOrder`,
+/// Puts each interleaved frame's channels in the order an output format requires, in place:
+/// `order[i]` is the source channel that goes `i`th (`ChannelLayout.waveOrder`,
 /// `.vorbisOrder`). Allocates nothing: one frame at a time through a small scratch on the stack.
 struct ChannelReorder {
     let order: [Int]
@@ -19,18 +19,6 @@ struct ChannelReorder {
             for start in stride(from: 0, to: frames * channels, by: channels) {
                 for channel in 0..<channels { frame.initializeElement(at: channel, to: samples[start + order[channel]]) }
                 for channel in 0..<channels { samples[start + channel] = frame.moveElement(from: channel) }
-            }
-        }
-    }
-
-    /// Copies `frames` frames of `bytesPerSample`-byte samples from `source` to `destination`,
-    /// reordered (the two must not overlap).
-    func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, frames: Int, bytesPerSample: Int) {
-        let frameBytes = bytesPerSample * order.count
-        for frame in 0..<frames {
-            for channel in order.indices {
-                (destination + frame * frameBytes + channel * bytesPerSample)
-                    .copyMemory(from: source + frame * frameBytes + order[channel] * bytesPerSample, byteCount: bytesPerSample)
             }
         }
     }

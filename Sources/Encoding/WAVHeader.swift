@@ -52,21 +52,10 @@ public struct WAVHeader {
         }
     }
 
-    /// The speaker positions of `channels` channels in WAVE order, as FLAC and Vorbis assume them
-    /// when nothing else says: mono is front centre; 2 front L/R; 3 adds centre; 4 is quad; 5 and 6
-    /// (5.1) use the back pair; 7 is 6.1 with a back centre; 8 is 7.1 with side and back pairs.
+    /// The mask of WAVE's default layout for `channels` channels (`ChannelLayout.waveDefault`:
+    /// 5.1 for six), what a reader assumes when nothing else says; 0 beyond eight.
     public static func defaultChannelMask(channels: Int) -> UInt32 {
-        switch channels {
-        case 1: 0x4
-        case 2: 0x3
-        case 3: 0x7
-        case 4: 0x33
-        case 5: 0x37
-        case 6: 0x3F
-        case 7: 0x70F
-        case 8: 0x63F
-        default: 0
-        }
+        ChannelLayout.waveDefault(channels: channels)?.waveMask ?? 0
     }
 
     /// The header for `format` with `tags` as a LIST/INFO chunk, its sizes set to "unknown" until

@@ -55,7 +55,7 @@ extension PermissionsCommand {
         /// The desktop's own switch, which restricts the microphone for every app while it is off;
         /// said even when it cannot be read, since it is then not applied.
         private func describeDesktopSwitch() -> String {
-            switch DesktopPrivacySwitch.shared.reading() {
+            switch app.gate.desktopSwitch.reading() {
             case .microphoneOn: "on (\(DesktopPrivacySwitch.settingsPlace))"
             case .microphoneOff: "off: the microphone is restricted for every app (\(DesktopPrivacySwitch.settingsPlace))"
             case .absent: "none on this desktop"

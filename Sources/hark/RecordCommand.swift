@@ -78,11 +78,12 @@ struct RecordCommand: ParsableCommand {
         guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
-        switch try resolvedFormat() {
+        let outputFormat = try resolvedFormat()
+        switch outputFormat {
         case .flac:
             if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is FLAC") }
         case .wav, .raw:
-            let format = try resolvedFormat() == .wav ? "WAV" : "raw"
+            let format = outputFormat == .wav ? "WAV" : "raw"
             if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is \(format)") }
             if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is \(format)") }
             if format == "raw", let option = tags.firstGiven {
