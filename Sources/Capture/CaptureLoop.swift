@@ -4,49 +4,48 @@ import Realtime
 import Glibc
 #endif
 
-/// The capture thread's loop: device → ring, one period at a time.
+/// The capture thread's loop: device → the outputs' rings, one period at a time.
 ///
 /// Real-time rules: after `run()` starts, nothing here allocates, locks, or does file I/O; it reads
-/// the device (non-blocking, waiting in `snd_pcm_wait`), copies nothing (frames land in the ring
-/// directly), and wakes the encoder with a semaphore post. Overruns (-EPIPE) and suspends
+/// the device (non-blocking, waiting in `snd_pcm_wait`) straight into the first output's ring that
+/// has room, copies the period into the other outputs' rings (one `memcpy` each; none with one
+/// output), and wakes each output's encoder with a semaphore post. Overruns (-EPIPE) and suspends
 /// (-ESTRPIPE) are recovered as arecord recovers them and counted, audio a sound server dropped
 /// without saying so is found by `TimelineGuard`, and either loss can be padded with silence (a
-/// gap in `silence`, which the encoder thread fills); any other device error ends capture with
-/// `.deviceLost`.
+/// gap in each lane's schedule, which that output's encoder thread fills); any other device error
+/// ends capture with `.deviceLost`. A full ring costs only its own output frames (see `CaptureLane`),
+/// and an output that has ended is no longer fed; once every output has ended, capture stops.
 public struct CaptureLoop: Sendable {
     public let device: CaptureDevice
-    public let ring: FrameRingBuffer
+    /// One per output, in the order the outputs were given.
+    public let lanes: [CaptureLane]
     public let monitor: CaptureMonitor
-    /// Posted after every commit and once at the end, so the consumer can sleep between periods.
-    public let dataReady: WakeSignal
     /// Stop after exactly this many frames (`-d`), or run until asked to stop.
     public let frameLimit: Int?
     /// A device that delivers nothing for this long is treated as lost.
     public let stallTimeoutNanoseconds: Int
-    /// Where time the source lost (overruns, audio a sound server dropped) is scheduled as silence,
-    /// so the recording's timeline stays true to the wall clock; nil to leave lost time out.
-    public let silence: SilenceSchedule?
 
     public init(
-        device: CaptureDevice, ring: FrameRingBuffer, monitor: CaptureMonitor, dataReady: WakeSignal,
-        frameLimit: Int?, silence: SilenceSchedule? = nil, stallTimeoutNanoseconds: Int = 5_000_000_000
+        device: CaptureDevice, lanes: [CaptureLane], monitor: CaptureMonitor,
+        frameLimit: Int?, stallTimeoutNanoseconds: Int = 5_000_000_000
     ) {
-        precondition(ring.bytesPerFrame == device.negotiated.format.bytesPerFrame, "ring and device frame sizes differ")
+        precondition(!lanes.isEmpty, "a capture needs an output")
+        precondition(lanes.allSatisfy { $0.ring.bytesPerFrame == device.negotiated.format.bytesPerFrame },
+                     "ring and device frame sizes differ")
         self.device = device
-        self.ring = ring
+        self.lanes = lanes
         self.monitor = monitor
-        self.dataReady = dataReady
         self.frameLimit = frameLimit
         self.stallTimeoutNanoseconds = stallTimeoutNanoseconds
-        self.silence = silence
     }
 
-    /// Runs until stopped, the frame limit is reached, or the device fails. Call on the capture thread.
+    /// Runs until stopped, the frame limit is reached, every output has ended, or the device
+    /// fails. Call on the capture thread.
     public func run() {
         let (reason, code) = captureUntilDone()
         device.drop()
         monitor.finish(because: reason, errorCode: code)
-        dataReady.signal()
+        for lane in lanes { lane.dataReady.signal() }
     }
 
     private func captureUntilDone() -> (CaptureEndReason, Int32) {
@@ -63,11 +62,11 @@ public struct CaptureLoop: Sendable {
         var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
         // Invariant: `captured` counts the frames of the recording's timeline (read from the device,
         // stored or dropped, plus silence scheduled); `accounted` counts what the source delivered
-        // plus what it was found to have lost; `committed` counts the frames stored in the ring,
-        // the positions of silence gaps. All three only grow.
+        // plus what it was found to have lost; each lane's `framesCommitted` counts the frames
+        // stored in its ring, the positions of its silence gaps. All of them only grow.
         var captured = 0
         var accounted = 0
-        var committed = 0
+        let padsLostTime = lanes.contains { $0.silence != nil }
         // Time spent in waits that brought no audio, each wait counted at most 200 ms. Not wall
         // time since the last audio: a process that was stopped (SIGSTOP, a paused VM) comes back
         // to a long gap, which is not a sign of a dead device.
@@ -78,17 +77,25 @@ public struct CaptureLoop: Sendable {
             accounted += lostFrames
             monitor.overruns.add(1, ordering: .relaxed)
             monitor.framesLostToOverruns.add(lostFrames, ordering: .relaxed)
-            guard let silence else { return }
+            guard padsLostTime else { return }
             // A loss found late (on a loaded machine the timeline settles seconds after the stall)
             // may be longer than what is left of a `-d` recording: the recording then ends with
             // silence, exactly `-d` long, and the rest of the loss is reported as not padded.
             let room = frameLimit.map { $0 - captured } ?? lostFrames
             let padding = min(lostFrames, room)
-            if padding > 0, silence.schedule(SilenceSchedule.Gap(position: committed, frames: padding)) {
+            guard padding > 0 else { return }
+            // Each output's gap goes where its own ring has got to. A schedule that is full (its
+            // encoder minutes behind) leaves that output without this silence; the padding counts
+            // only when every output has it.
+            var scheduledEverywhere = true
+            for lane in lanes where !lane.isClosed {
+                let gap = SilenceSchedule.Gap(position: lane.framesCommitted, frames: padding)
+                if lane.silence?.schedule(gap) == true { lane.dataReady.signal() } else { scheduledEverywhere = false }
+            }
+            if scheduledEverywhere {
                 captured += padding
                 monitor.framesPadded.add(padding, ordering: .relaxed)
                 monitor.framesCaptured.store(captured, ordering: .relaxed)
-                dataReady.signal()
             }
         }
 
@@ -96,35 +103,40 @@ public struct CaptureLoop: Sendable {
             let wanted = frameLimit.map { min(periodFrames, $0 - captured) } ?? periodFrames
             if wanted <= 0 { return (.frameLimitReached, 0) }
 
-            var step = CaptureStep.wouldBlock
-            var isRingFull = false
-            _ = ring.withWritableRegions(maxFrames: wanted) { regions in
-                guard !regions.isEmpty else {
-                    isRingFull = true
-                    return 0
+            // The period is read into the first open lane with room, and copied to the others.
+            var target: CaptureLane?
+            var isSomeRingFull = false
+            var openLanes = 0
+            for lane in lanes where !lane.isClosed {
+                openLanes += 1
+                if lane.ring.writableFrames(upTo: 1) == 0 {
+                    isSomeRingFull = true
+                } else if target == nil {
+                    target = lane
                 }
-                // Frames land in the ring directly; a wrapped region is filled by the next step.
-                step = device.read(into: regions.first.baseAddress!, frames: regions.firstFrameCount)
-                if case .frames(let count) = step { return count }
-                return 0
             }
-            if isRingFull {
+            if openLanes == 0 { return (.stopRequested, 0) }  // every output has ended
+            if isSomeRingFull {
                 let elapsedFrames = (MonotonicClock.nanoseconds() - startTime) / 1000 * rate / 1_000_000
                 if captured > elapsedFrames + liveSlackFrames + elapsedFrames / 1000 {
                     MonotonicClock.sleep(nanoseconds: 1_000_000)
                     continue
                 }
+            }
+
+            let step: CaptureStep
+            if let target {
+                step = read(wanted, into: target)
+            } else {
                 step = discardOnePeriod(frames: wanted)
             }
 
             switch step {
             case .frames(let count) where count > 0:
-                if !isRingFull { committed += count }
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0
                 monitor.framesCaptured.store(captured, ordering: .relaxed)
-                dataReady.signal()
             case .frames, .wouldBlock:
                 // Everything the source had is read: the moment to check its timeline.
                 let now = MonotonicClock.nanoseconds()
@@ -150,12 +162,39 @@ public struct CaptureLoop: Sendable {
         return (.stopRequested, 0)
     }
 
-    /// The ring is full and the source is live: keep the device from overrunning by reading one
-    /// period into the device-owned scratch space, and count those frames as dropped.
+    /// Reads up to `frames` from the device into `target`'s ring (its first free region; a
+    /// wrapped one is filled by the next step), copies what came to every other open lane, and
+    /// wakes each lane that got frames. A lane without room for all of them keeps what fits and
+    /// counts the rest as dropped.
+    private func read(_ frames: Int, into target: CaptureLane) -> CaptureStep {
+        var step = CaptureStep.wouldBlock
+        let bytesPerFrame = target.ring.bytesPerFrame
+        let stored = target.ring.withWritableRegions(maxFrames: frames) { regions in
+            step = device.read(into: regions.first.baseAddress!, frames: regions.firstFrameCount)
+            guard case .frames(let count) = step, count > 0 else { return 0 }
+            let period = UnsafeRawBufferPointer(start: regions.first.baseAddress!, count: count * bytesPerFrame)
+            for lane in lanes where lane !== target && !lane.isClosed {
+                let copied = lane.ring.write(from: period)
+                lane.framesCommitted += copied
+                if copied < count { lane.framesDropped.add(count - copied, ordering: .relaxed) }
+                if copied > 0 { lane.dataReady.signal() }
+            }
+            return count
+        }
+        if stored > 0 {
+            target.framesCommitted += stored
+            target.dataReady.signal()
+        }
+        return step
+    }
+
+    /// Every open ring is full and the source is live: keep the device from overrunning by
+    /// reading one period into the device-owned scratch space, and count those frames as dropped
+    /// for every open output.
     private func discardOnePeriod(frames: Int) -> CaptureStep {
         let step = device.readIntoScratch(frames: frames)
         if case .frames(let count) = step, count > 0 {
-            monitor.framesDropped.add(count, ordering: .relaxed)
+            for lane in lanes where !lane.isClosed { lane.framesDropped.add(count, ordering: .relaxed) }
         }
         return step
     }

@@ -6,8 +6,9 @@ import Synchronization
 /// Every counter is written only by the capture thread and read by others as a snapshot, so
 /// relaxed ordering is enough for them; `isFinished` is the one flag that orders memory (see there).
 public final class CaptureMonitor: Sendable {
-    /// Frames of the recording's timeline: read from the device and offered to the ring
-    /// (including dropped ones), plus silence padded in for lost time.
+    /// Frames of the recording's timeline: read from the device and offered to the rings
+    /// (including frames a full ring dropped), plus silence padded in for lost time. Frames
+    /// dropped are counted per output, in each `CaptureLane`.
     public let framesCaptured = Atomic<Int>(0)
     /// Overruns: times the device buffer filled before the capture thread read it, or the source
     /// was found to have lost audio without reporting it (see `TimelineGuard`).
@@ -16,8 +17,6 @@ public final class CaptureMonitor: Sendable {
     public let framesLostToOverruns = Atomic<Int>(0)
     /// Frames of silence written in place of lost ones (`--pad-overruns`); part of `framesCaptured`.
     public let framesPadded = Atomic<Int>(0)
-    /// Frames read from the device but not stored because the ring was full.
-    public let framesDropped = Atomic<Int>(0)
 
     private let stopRequest = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)

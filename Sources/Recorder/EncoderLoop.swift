@@ -4,18 +4,22 @@ import Realtime
 import RingBuffer
 import Synchronization
 
-/// The encoder thread's loop: ring → encoder → output, until capture has finished and the ring is
-/// empty, then `finish()`.
+/// One output's encoder thread loop: its lane's ring → encoder → output, until capture has
+/// finished and the ring is empty (or the output ends early: it failed, or reached `--max-size`),
+/// then `finish()`.
 ///
-/// It sleeps on `dataReady` between periods and never spins. Per period it allocates nothing and
+/// Each output has a loop and a thread of its own, so an output whose writes block (a pipe
+/// reader that stopped reading, a slow disk) holds up only its own thread and fills only its own
+/// ring (see `CaptureLane`). It sleeps on its lane's `dataReady` between periods and never spins. Per period it allocates nothing and
 /// takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
 /// converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
 /// comes from a preallocated zero buffer, at the places the capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
+    private let lane: CaptureLane
     private let ring: FrameRingBuffer
     private let encoder: any AudioEncoder
     private let monitor: CaptureMonitor
-    private let dataReady: WakeSignal
+    private let openOutputs: OpenOutputs
     /// Gaps of silence to insert between ring frames; nil when lost time is not padded.
     private let silence: SilenceSchedule?
     /// Zeros (silence in every sample format) to encode for a gap, a chunk at a time; empty
@@ -43,7 +47,7 @@ final class EncoderLoop: @unchecked Sendable {
     /// Under the size limit, fewer frames than this (one period) are not worth a step: the limit is
     /// then reached. Without it, the last steps would shrink towards single frames.
     private let minimumStepFrames: Int
-    /// Set once the size limit stopped the recording; later frames are drained and discarded.
+    /// Set once the output reached the size limit; it then takes no more frames and is finished.
     let sizeLimitReached = Atomic<Bool>(false)
     /// The thread (`pthread_t`) that waits in `StopSignals.wait` with the signals blocked, stored
     /// by it (release) before it waits; 0 when none. The loop wakes that thread, and only that
@@ -56,10 +60,12 @@ final class EncoderLoop: @unchecked Sendable {
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
     private var failure: EncoderError?
 
-    init(ring: FrameRingBuffer, encoder: any AudioEncoder, monitor: CaptureMonitor, dataReady: WakeSignal,
-         silence: SilenceSchedule? = nil, meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
-        self.ring = ring
-        self.silence = silence
+    init(lane: CaptureLane, encoder: any AudioEncoder, monitor: CaptureMonitor, openOutputs: OpenOutputs,
+         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
+        self.lane = lane
+        ring = lane.ring
+        silence = lane.silence
+        self.openOutputs = openOutputs
         // 4096 frames a chunk: one FLAC block, a few dozen encoder calls a second of silence.
         let zeroBytes = silence == nil ? 0 : 4096 * ring.bytesPerFrame
         let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: zeroBytes, alignment: 16)
@@ -72,7 +78,6 @@ final class EncoderLoop: @unchecked Sendable {
         minimumStepFrames = max(periodFrames, 1)
         self.encoder = encoder
         self.monitor = monitor
-        self.dataReady = dataReady
     }
 
     deinit { zeros.deallocate() }
@@ -90,9 +95,9 @@ final class EncoderLoop: @unchecked Sendable {
     func run() {
         failure = drainUntilCaptureEnds()
         if let failure {
-            // The output is broken: stop capturing, there is nowhere to put more audio, and leave
-            // what was written valid.
-            monitor.requestStop()
+            // The output is broken: it takes no more audio (the last output to end stops the
+            // capture), and what was written is left valid.
+            openOutputs.end(lane)
             if case .writeFailed = failure { encoder.salvageAfterWriteFailure() }
         } else {
             defer { bytesWritten.store(encoder.bytesWritten, ordering: .relaxed) }
@@ -113,8 +118,8 @@ final class EncoderLoop: @unchecked Sendable {
                 // frame capture will ever commit (acquire/release in CaptureMonitor).
                 let captureFinished = monitor.isFinished
                 try drainRing()
-                if captureFinished { return nil }
-                dataReady.wait(timeoutNanoseconds: 100_000_000)
+                if captureFinished || sizeLimitReached.load(ordering: .relaxed) { return nil }
+                lane.dataReady.wait(timeoutNanoseconds: 100_000_000)
             }
         } catch {
             return error
@@ -131,13 +136,9 @@ final class EncoderLoop: @unchecked Sendable {
                 continue
             }
             let maxFrames = gap.map { $0.position - ringFramesConsumed } ?? ring.capacityFrames
-            var encoded = true
             let consumed = try ring.withReadableRegions(maxFrames: maxFrames) { regions throws(EncoderError) in
                 let frames = framesUnderLimit(available: regions.frameCount)
-                guard frames > 0 else {
-                    encoded = false
-                    return regions.frameCount  // past the size limit: drained, not recorded
-                }
+                guard frames > 0 else { return 0 }  // empty, or at the size limit: the output is done
                 let firstBytes = min(regions.first.count, frames * ring.bytesPerFrame)
                 let secondBytes = frames * ring.bytesPerFrame - firstBytes
                 let first = UnsafeRawBufferPointer(rebasing: regions.first[..<firstBytes])
@@ -152,14 +153,13 @@ final class EncoderLoop: @unchecked Sendable {
             }
             if consumed == 0 { return }
             ringFramesConsumed += consumed
-            guard encoded else { continue }
             framesEncoded.add(consumed, ordering: .relaxed)
             bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         }
     }
 
     /// Encodes `frames` of silence for a gap (not metered: it is not what the microphone heard).
-    /// Past the size limit the rest is discarded like ring frames.
+    /// At the size limit the rest is left out, as ring frames are.
     private func encodeSilence(frames: Int) throws(EncoderError) {
         let chunkFrames = zeros.count / ring.bytesPerFrame
         var remaining = frames
@@ -177,8 +177,8 @@ final class EncoderLoop: @unchecked Sendable {
     ///
     /// The output may not pass the limit, and what frames will add is only known afterwards, so it
     /// is bounded by `bytesPerFrameBound` per frame, plus the final flush's reserve. Once fewer than one
-    /// period's frames fit, capture is asked to stop and everything after is discarded: the file
-    /// ends a little under the limit, never over it.
+    /// period's frames fit, the output ends (the last output to end stops the capture) and takes
+    /// nothing more: the file ends a little under the limit, never over it.
     private func framesUnderLimit(available: Int) -> Int {
         guard let maxBytes else { return available }
         if sizeLimitReached.load(ordering: .relaxed) { return 0 }
@@ -186,7 +186,27 @@ final class EncoderLoop: @unchecked Sendable {
         let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
         sizeLimitReached.store(true, ordering: .relaxed)
-        monitor.requestStop()
+        openOutputs.end(lane)
         return 0
+    }
+}
+
+/// How many outputs still take audio. Each output's loop ends its lane at most once, when it
+/// fails or reaches its size limit; the last one to end stops the capture, since nothing would
+/// keep what it reads.
+final class OpenOutputs: Sendable {
+    private let count: Atomic<Int>
+    private let monitor: CaptureMonitor
+
+    init(_ count: Int, monitor: CaptureMonitor) {
+        self.count = Atomic(count)
+        self.monitor = monitor
+    }
+
+    /// Closes `lane` and, if it was the last open one, asks capture to stop. Relaxed: the count
+    /// carries no data, and the stop request is a flag of its own.
+    func end(_ lane: CaptureLane) {
+        lane.close()
+        if count.subtract(1, ordering: .relaxed).newValue == 0 { monitor.requestStop() }
     }
 }

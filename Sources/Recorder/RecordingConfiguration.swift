@@ -46,15 +46,37 @@ public enum CodecSettings: Sendable, Equatable {
     }
 }
 
+/// One output of a recording: where it goes, its codec, and its own limits.
+public struct OutputConfiguration: Sendable, Equatable {
+    public var destination: OutputDestination
+    public var codec: CodecSettings
+    /// Start a new file every this many seconds (`--max-file-time`); file outputs only.
+    public var maxFileSeconds: Double?
+    /// End this output once it reaches this many bytes (`--max-size`).
+    public var maxBytes: Int?
+    /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
+    public var encoderName: String
+
+    public init(destination: OutputDestination, codec: CodecSettings, maxFileSeconds: Double? = nil,
+                maxBytes: Int? = nil, encoderName: String = "hark") {
+        self.destination = destination
+        self.codec = codec
+        self.maxFileSeconds = maxFileSeconds
+        self.maxBytes = maxBytes
+        self.encoderName = encoderName
+    }
+}
+
 /// Everything a recording needs to know before it starts.
 public struct RecordingConfiguration: Sendable {
     public var capture: CaptureRequest
-    public var output: OutputDestination
-    public var codec: CodecSettings
+    /// Where the audio goes: one or more outputs, each fed the whole capture (`-o` given more
+    /// than once), in the order given.
+    public var outputs: [OutputConfiguration]
     /// Stop after this many seconds (`-d`), or run until a stop signal.
     public var durationSeconds: Double?
-    /// Seconds of audio the ring between capture and encoder holds (rounded up to a power of two
-    /// frames). Several seconds, so a slow disk or a stalled reader never costs a frame.
+    /// Seconds of audio each output's ring between capture and encoder holds (rounded up to a
+    /// power of two frames). Several seconds, so a slow disk or a stalled reader never costs a frame.
     public var ringSeconds: Double
     /// SCHED_FIFO priority tried for the capture thread; nil keeps normal scheduling.
     public var captureRealtimePriority: Int32?
@@ -62,14 +84,9 @@ public struct RecordingConfiguration: Sendable {
     public var padsLostTime: Bool
     /// Which speaker each channel is (`--channel-map`); the device's own map when nil.
     public var channelLayout: ChannelLayout?
-    /// Start a new file every this many seconds (`--max-file-time`); file outputs only.
-    public var maxFileSeconds: Double?
-    /// Stop once the output reaches this many bytes (`--max-size`).
-    public var maxBytes: Int?
-    /// Measure per-channel levels for a status line (a pass over every sample on the encoder thread).
+    /// Measure per-channel levels for a status line (a pass over every sample of the first
+    /// output, on its encoder thread).
     public var measuresLevels: Bool
-    /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
-    public var encoderName: String
     /// Add the DATE and HARK_CAPTURE tags (see `AutomaticTags`); false for `--no-auto-tags`.
     public var addsDateAndCaptureTags: Bool
 
@@ -81,6 +98,26 @@ public struct RecordingConfiguration: Sendable {
     public static let defaultCaptureRealtimePriority: Int32 = 50
 
     public init(
+        capture: CaptureRequest, outputs: [OutputConfiguration], durationSeconds: Double? = nil,
+        ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
+        captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
+        addsDateAndCaptureTags: Bool = true, padsLostTime: Bool = false,
+        measuresLevels: Bool = false, channelLayout: ChannelLayout? = nil
+    ) {
+        precondition(!outputs.isEmpty, "a recording needs an output")
+        self.capture = capture
+        self.outputs = outputs
+        self.durationSeconds = durationSeconds
+        self.ringSeconds = ringSeconds
+        self.captureRealtimePriority = captureRealtimePriority
+        self.addsDateAndCaptureTags = addsDateAndCaptureTags
+        self.padsLostTime = padsLostTime
+        self.measuresLevels = measuresLevels
+        self.channelLayout = channelLayout
+    }
+
+    /// A recording to one output.
+    public init(
         capture: CaptureRequest, output: OutputDestination, codec: CodecSettings, durationSeconds: Double? = nil,
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
@@ -88,19 +125,13 @@ public struct RecordingConfiguration: Sendable {
         measuresLevels: Bool = false, maxFileSeconds: Double? = nil, maxBytes: Int? = nil,
         channelLayout: ChannelLayout? = nil
     ) {
-        self.channelLayout = channelLayout
-        self.maxFileSeconds = maxFileSeconds
-        self.maxBytes = maxBytes
-        self.capture = capture
-        self.output = output
-        self.codec = codec
-        self.durationSeconds = durationSeconds
-        self.ringSeconds = ringSeconds
-        self.captureRealtimePriority = captureRealtimePriority
-        self.encoderName = encoderName
-        self.addsDateAndCaptureTags = addsDateAndCaptureTags
-        self.padsLostTime = padsLostTime
-        self.measuresLevels = measuresLevels
+        self.init(
+            capture: capture,
+            outputs: [OutputConfiguration(destination: output, codec: codec, maxFileSeconds: maxFileSeconds,
+                                          maxBytes: maxBytes, encoderName: encoderName)],
+            durationSeconds: durationSeconds, ringSeconds: ringSeconds, captureRealtimePriority: captureRealtimePriority,
+            addsDateAndCaptureTags: addsDateAndCaptureTags, padsLostTime: padsLostTime, measuresLevels: measuresLevels,
+            channelLayout: channelLayout)
     }
 
     /// The exact number of frames `-d` asks for.

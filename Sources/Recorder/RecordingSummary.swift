@@ -47,6 +47,11 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether this end is an output's failure.
+    public var isOutputFailure: Bool {
+        if case .outputFailed = self { true } else { false }
+    }
+
     /// A short name for the access log: duration, SIGINT, device lost, output failed, revoked.
     public var logName: String {
         switch self {
@@ -60,37 +65,85 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What a finished recording holds, for the one-line summary on stderr.
-public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
-    public let format: PCMFormat
-    /// The files written, in order (one unless the recording was split), or "stdout".
-    public let outputs: [String]
-    /// The outputs as one text: "talk.flac", or "talk.flac, talk-2.flac".
-    public var output: String { outputs.joined(separator: ", ") }
+/// What one output of a finished recording holds.
+public struct OutputSummary: Sendable, Equatable {
+    /// The files written, in order (one unless the output was split), or "stdout".
+    public let paths: [String]
+    /// "flac", "opus", "wav" or "raw".
+    public let codec: String
     /// Frames in the output.
     public let frames: Int
     public let bytes: Int
+    /// Frames this output missed because its ring was full.
+    public let framesDropped: Int
+    /// Why the output ended early, if writing it failed; its file was finished as far as possible.
+    public let failure: EncoderError?
+    /// Whether it ended at `--max-size`.
+    public let reachedSizeLimit: Bool
+
+    public init(paths: [String], codec: String, frames: Int, bytes: Int, framesDropped: Int,
+                failure: EncoderError? = nil, reachedSizeLimit: Bool = false) {
+        self.paths = paths
+        self.codec = codec
+        self.frames = frames
+        self.bytes = bytes
+        self.framesDropped = framesDropped
+        self.failure = failure
+        self.reachedSizeLimit = reachedSizeLimit
+    }
+
+    /// The paths as one text: "talk.flac", or "talk.flac, talk-2.flac".
+    public var output: String { paths.joined(separator: ", ") }
+}
+
+/// What a finished recording holds, for the summary on stderr: one line for one output, a line
+/// for the capture and one per output for several.
+public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
+    public let format: PCMFormat
+    /// Each output, in the order given.
+    public let outputs: [OutputSummary]
     public let overruns: Int
     /// Frames the source lost during overruns.
     public let framesLostToOverruns: Int
     /// Whether lost time was to be padded with silence (`--pad-overruns`).
     public let padsLostTime: Bool
-    /// Frames of silence that stand in for lost ones (`--pad-overruns`); part of `frames`. Equal to
-    /// `framesLostToOverruns` unless a loss was found when less than its length was left of a `-d`
-    /// recording: the recording then ends with the silence that fits.
+    /// Frames of silence that stand in for lost ones (`--pad-overruns`); part of each output's
+    /// frames. Equal to `framesLostToOverruns` unless a loss was found when less than its length
+    /// was left of a `-d` recording: the recording then ends with the silence that fits.
     public let framesPadded: Int
     /// Lost frames for which no silence is in the file (all of them without `--pad-overruns`).
     public var framesNotPadded: Int { framesLostToOverruns - framesPadded }
-    /// Frames dropped because the ring was full.
-    public let framesDropped: Int
-    /// Frames the capture thread put into the ring (read plus padded). Once the encoder has
-    /// drained the ring, `frames` equals it unless the output failed first.
+    /// Frames the capture thread read or padded. Once the encoders have drained their rings, an
+    /// output's `frames` equals it unless the output dropped frames or ended early.
     public let framesCaptured: Int
     public let end: RecordingEnd
 
+    public init(format: PCMFormat, outputs: [OutputSummary], overruns: Int, framesLostToOverruns: Int,
+                padsLostTime: Bool, framesPadded: Int, framesCaptured: Int, end: RecordingEnd) {
+        precondition(!outputs.isEmpty, "a recording has an output")
+        self.format = format
+        self.outputs = outputs
+        self.overruns = overruns
+        self.framesLostToOverruns = framesLostToOverruns
+        self.padsLostTime = padsLostTime
+        self.framesPadded = framesPadded
+        self.framesCaptured = framesCaptured
+        self.end = end
+    }
+
+    /// Every output's files as one text: "talk.flac", or "talk.flac, stdout".
+    public var output: String { outputs.map(\.output).joined(separator: ", ") }
+    /// Frames in the fullest output: the recording's length.
+    public var frames: Int { outputs.map(\.frames).max() ?? 0 }
+    /// Bytes written to all outputs.
+    public var bytes: Int { outputs.reduce(0) { $0 + $1.bytes } }
+    /// The most frames any one output dropped.
+    public var framesDropped: Int { outputs.map(\.framesDropped).max() ?? 0 }
+
     public var durationSeconds: Double { format.seconds(forFrames: frames) }
 
-    public var description: String {
+    /// The summary's lines.
+    public var lines: [String] {
         let duration = SecondsText.format(durationSeconds, alwaysMilliseconds: true) + " s"
         let milliseconds = { (frames: Int) in SecondsText.milliseconds(format.seconds(forFrames: frames)) }
         let lost = milliseconds(framesLostToOverruns)
@@ -101,8 +154,42 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
             padding = ", \(milliseconds(framesPadded)) ms padded with silence"
             if framesNotPadded > 0 { padding += ", \(milliseconds(framesNotPadded)) ms found too late to pad" }
         }
-        return "recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
-            + "\(overruns) overruns (\(lost) ms lost\(padding)), \(framesDropped) frames dropped; \(end)"
+        let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
+        if outputs.count == 1 {
+            return ["recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
+                + "\(losses), \(framesDropped) frames dropped; \(end)"]
+        }
+        return ["recorded \(duration) to \(outputs.count) outputs; \(losses); \(end)"]
+            + outputs.map { output in
+                let ending = output.failure.map { "; failed: \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
+                return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "
+                    + "\(output.framesDropped) frames dropped\(ending)"
+            }
+    }
+
+    public var description: String { lines.joined(separator: "\n") }
+
+    /// The outputs that failed while the recording went on (several outputs only: a single
+    /// output's failure is the recording's `end`).
+    public var failedOutputs: [OutputSummary] {
+        outputs.count == 1 ? [] : outputs.filter { $0.failure != nil }
+    }
+
+    /// One line per failure to print: the recording's own (device lost, access revoked, its only
+    /// output failed) and each output that failed while the others went on.
+    public var failureMessages: [String] {
+        var messages = failedOutputs.map { output in
+            "output \(output.output) failed: \(output.failure!); it was finalized"
+                + (end.isOutputFailure ? "" : " and the other outputs went on")
+        }
+        if let message = end.failureMessage, !(end.isOutputFailure && outputs.count > 1) { messages.append(message) }
+        return messages
+    }
+
+    /// The process's exit code: the end's, or 74 (EX_IOERR) when an output failed while the others
+    /// went on.
+    public var exitCode: Int32 {
+        end.exitCode != 0 ? end.exitCode : (failedOutputs.isEmpty ? 0 : 74)
     }
 }
 

@@ -96,6 +96,13 @@ public final class FrameRingBuffer: @unchecked Sendable {
         return written
     }
 
+    /// Free frames, up to `maxFrames`: what a write could store now. Producer's thread only;
+    /// real-time safe (it may refresh the producer's cached read index, as a write would).
+    @inlinable
+    public func writableFrames(upTo maxFrames: Int) -> Int {
+        writableRegions(maxFrames: maxFrames).frameCount
+    }
+
     @inlinable
     func writableRegions(maxFrames: Int) -> RingRegions {
         precondition(maxFrames >= 0, "maxFrames must not be negative")

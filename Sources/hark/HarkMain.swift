@@ -13,9 +13,15 @@ enum HarkMain {
         // than killing the process; commands that do not record take their default back below.
         StopSignals.block()
         do {
-            var command = try Hark.parseAsRoot()
-            if !(command is RecordCommand) { StopSignals.unblock() }
-            try command.run()
+            // Several -o: each later output's options are parsed on their own (see OutputArguments).
+            let arguments = OutputArguments.split(Array(CommandLine.arguments.dropFirst()))
+            var command = try Hark.parseAsRoot(arguments.main)
+            if let record = command as? RecordCommand {
+                try record.run(laterOutputs: try laterOutputOptions(arguments.laterOutputs))
+            } else {
+                StopSignals.unblock()
+                try command.run()
+            }
         } catch let failure as CommandFailure {
             Console.error(failure.message)
             exit(failure.exitCode)
@@ -26,6 +32,19 @@ enum HarkMain {
                 .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
             Console.error("\(message) (see 'hark --help')")
             exit(ExitStatus.usage)
+        }
+    }
+}
+
+/// Each later output's options, parsed; an error names the output it is in.
+private func laterOutputOptions(_ segments: [[String]]) throws -> [OutputOptions] {
+    try segments.enumerated().map { index, segment in
+        do {
+            return try OutputOptions.parse(segment)
+        } catch {
+            let message = OutputOptions.message(for: error)
+                .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
+            throw ValidationError("output \(index + 2): \(message)")
         }
     }
 }

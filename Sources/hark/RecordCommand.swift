@@ -31,8 +31,8 @@ struct RecordCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to.", valueName: "path"))
-    var output: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to. Give -o again for more outputs of the same capture (one consent, one access-log entry), each followed by its own --format, codec options, --max-size and --max-file-time; an output that fails ends alone, finalized, while the others go on (exit 74).", valueName: "path"))
+    var output: [String] = []
 
     @Option(help: ArgumentHelp("Codec: flac, opus, wav (RF64 past 4 GiB) or raw (the samples alone). Default: from the output's extension (.flac, .opus, .ogg, .wav, .raw, .pcm); flac for stdout (raw with --speech).",
                                valueName: "codec"))
@@ -73,48 +73,47 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("ring size \(ringSeconds) s is outside 0.05–60")
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
-        guard output?.isEmpty != true else { throw ValidationError("the output path is empty; use -o - for stdout") }
-        try limits.validate(outputIsStandardOutput: output == "-")
-        guard output != "-" || isatty(STDOUT_FILENO) == 0 else {
+        guard output.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("-o - is given twice; stdout can carry one stream") }
+        guard output.contains("-") == false || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
-        let outputFormat = try resolvedFormat()
-        switch outputFormat {
-        case .flac:
-            if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is FLAC") }
-        case .wav, .raw:
-            let format = outputFormat == .wav ? "WAV" : "raw"
-            if let option = opus.firstGiven { throw ValidationError("\(option) applies to Opus output; this recording is \(format)") }
-            if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is \(format)") }
-            if format == "raw", let option = tags.firstGiven {
-                throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")
-            }
-        case .opus:
-            if let option = flac.firstGiven { throw ValidationError("\(option) applies to FLAC output; this recording is Opus") }
+        let paths = output.filter { $0 != "-" }
+        if let repeated = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
+            throw ValidationError("-o '\(repeated)' is given twice; give each output its own file")
         }
+        try firstOutput.validate(speech: capture.speech)
     }
 
-    private func resolvedFormat() throws -> OutputFormat {
-        if let format { return format }
-        // Speech tools read raw samples on stdin; everything else on stdout, and the library, is FLAC.
-        if output == "-" && capture.speech { return .raw }
-        guard let output, output != "-" else { return .flac }
-        guard let format = OutputFormat(pathExtensionOf: output) else {
-            throw ValidationError("cannot tell the codec from '\(output)'; name it .flac, .opus, .ogg, .wav or .raw, or add --format")
-        }
-        return format
+    /// The first output: the first `-o` (or the library without one) and the output options
+    /// swift-argument-parser gave this command.
+    private var firstOutput: OutputRequest {
+        OutputRequest(path: output.first, format: format, flac: flac, opus: opus, limits: limits)
     }
 
-    /// The ENCODER tag: "hark 0.1.0 (libFLAC 1.4.2)" or "hark 0.1.0 (libopus 1.3.1, libopusenc 0.2.1)".
-    private func encoderName(_ codec: OutputFormat) -> String {
-        switch codec {
-        case .flac: return "hark \(HarkVersion.string) (libFLAC \(FLACEncoder.libraryVersion))"
-        case .opus: return "hark \(HarkVersion.string) (\(OggOpusEncoder.libraryVersion))"
-        case .wav, .raw: return "hark \(HarkVersion.string)"
+    /// Every output, in order: the first, then one per later `-o` with its own options.
+    private func outputRequests(later: [OutputOptions]) throws -> [OutputRequest] {
+        guard later.count == max(0, output.count - 1) else {
+            throw ValidationError("cannot tell which options belong to which -o; write each output as -o PATH followed by its options")
         }
+        let requests = [firstOutput] + zip(output.dropFirst(), later).map { path, options in
+            OutputRequest(path: path, format: options.format, flac: options.flac, opus: options.opus, limits: options.limits)
+        }
+        for request in requests.dropFirst() { try request.validate(speech: capture.speech) }
+        // Tags go to every output that carries them; an output of raw samples alone has no room.
+        if let option = tags.firstGiven, try requests.allSatisfy({ try $0.resolvedFormat(speech: capture.speech) == .raw }) {
+            throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")
+        }
+        return requests
     }
 
     func run() throws {
+        try run(laterOutputs: [])
+    }
+
+    /// Records to the first output and to `laterOutputs`, the options of each later `-o` (see
+    /// `OutputArguments`).
+    func run(laterOutputs: [OutputOptions]) throws {
+        let requests = try outputRequests(later: laterOutputs)
         // main() has blocked the stop signals already; again here (idempotent) for callers that run
         // this command directly, before any thread exists, so every thread inherits the mask.
         StopSignals.block()
@@ -126,29 +125,24 @@ struct RecordCommand: ParsableCommand {
         let device = choice.label
         var request = capture.request
         request.device = choice.alsaName
-        let outputFormat = try resolvedFormat()
         var streamTags = try tags.parsed()
         if let source = choice.source, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
             // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
             _ = streamTags.add("HARK_SOURCE", source.description)
         }
-        let codec: CodecSettings = switch outputFormat {
-        case .flac: .flac(flac.settings(tags: streamTags))
-        case .opus: .opus(opus.settings(tags: streamTags))
-        case .wav: .wav(tags: streamTags)
-        case .raw: .raw
-        }
-        let destination: OutputDestination = switch output {
-        case "-": .standardOutput
-        case let path?: .file(path: path)
-        case nil: .file(path: try libraryPath(extension: outputFormat.fileExtension))
+        var outputs: [OutputConfiguration] = []
+        for output in requests {
+            let destination: OutputDestination = switch output.path {
+            case "-": .standardOutput
+            case let path?: .file(path: path)
+            case nil: .file(path: try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension))
+            }
+            outputs.append(try output.configuration(destination: destination, speech: capture.speech, tags: streamTags))
         }
         let configuration = RecordingConfiguration(
-            capture: request, output: destination,
-            codec: codec, durationSeconds: duration, ringSeconds: ringSeconds, encoderName: encoderName(outputFormat),
+            capture: request, outputs: outputs, durationSeconds: duration, ringSeconds: ringSeconds,
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
-            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
-            maxFileSeconds: limits.maxFileTime, maxBytes: limits.maxSize?.bytes, channelLayout: capture.channelLayout)
+            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout)
 
         let gate = HarkManifest.gate
         StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
@@ -169,7 +163,8 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
-                + "(\(SecondsText.format(pcm.seconds(forFrames: session.ringCapacityFrames))) s); \(configuration.encoderName); "
+                + "(\(SecondsText.format(pcm.seconds(forFrames: session.ringCapacityFrames))) s)\(outputs.count > 1 ? " per output" : ""); "
+                + "\(Set(outputs.map(\.encoderName)).sorted().joined(separator: ", ")); "
                 + "consent: \(session.grant.consent.rawValue)")
         }
         if !quiet {
@@ -193,9 +188,11 @@ struct RecordCommand: ParsableCommand {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
         }
-        if !quiet { Console.notice(summary.description) }
-        if let failure = summary.end.failureMessage {
-            throw CommandFailure(message: failure, exitCode: summary.end.exitCode)
+        if !quiet { summary.lines.forEach(Console.notice) }
+        var failures = summary.failureMessages
+        if let last = failures.popLast() {
+            failures.forEach(Console.error)
+            throw CommandFailure(message: last, exitCode: summary.exitCode)
         }
     }
 
@@ -217,8 +214,8 @@ struct RecordCommand: ParsableCommand {
     private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String) {
         let entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
-            format: "\(summary.format), \((try? resolvedFormat())?.rawValue ?? "?")",
-            output: summary.outputs.map(absolutePath).joined(separator: ", "),
+            format: "\(summary.format), \(summary.outputs.map(\.codec).joined(separator: ", "))",
+            output: summary.outputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil)

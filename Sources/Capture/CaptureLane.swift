@@ -1,0 +1,45 @@
+import RingBuffer
+import Realtime
+import Synchronization
+
+/// One output's share of a capture: the ring its encoder thread drains, the signal that wakes
+/// that thread, the silence to pad its lost time with, and the frames dropped because its ring
+/// was full.
+///
+/// Why a ring per output and not one ring several readers share: with one ring, the slowest
+/// reader holds the write position back, so a stalled pipe reader would fill the ring and cost
+/// every other output its frames. With a ring each, a stalled output fills only its own ring,
+/// and only its frames are dropped (and counted here); the capture thread reads each period once
+/// and copies it into the other rings, a `memcpy` of a few kilobytes that allocates nothing and
+/// takes no lock.
+///
+/// Threads: the capture thread writes the ring, the schedule and `framesDropped`, and reads
+/// `isClosed`; the output's encoder thread reads the ring and the schedule, and closes the lane.
+public final class CaptureLane: @unchecked Sendable {
+    public let ring: FrameRingBuffer
+    /// Posted after every commit to this lane and once at the end of capture.
+    public let dataReady = WakeSignal()
+    /// Where lost time is scheduled as silence for this output (`--pad-overruns`); nil to leave it out.
+    public let silence: SilenceSchedule?
+    /// Frames this output missed because its ring was full. Written by the capture thread only,
+    /// read by others as a snapshot (relaxed).
+    public let framesDropped = Atomic<Int>(0)
+    /// Frames the capture thread committed to `ring`: the positions of `silence`'s gaps.
+    /// Capture thread only.
+    var framesCommitted = 0
+    private let closed = Atomic<Bool>(false)
+
+    public init(ring: FrameRingBuffer, padsLostTime: Bool) {
+        self.ring = ring
+        silence = padsLostTime ? SilenceSchedule() : nil
+    }
+
+    /// Says the output has ended early (it failed, or reached `--max-size`): capture stops
+    /// feeding it. Relaxed: a frame or two committed after the close is never read, and costs
+    /// nothing but its copy.
+    public func close() {
+        closed.store(true, ordering: .relaxed)
+    }
+
+    public var isClosed: Bool { closed.load(ordering: .relaxed) }
+}

@@ -1,0 +1,120 @@
+import AudioFormat
+import Capture
+import Encoding
+import Realtime
+import RecordPermission
+import RingBuffer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An output as a session makes it before asking for consent: its file exists under a temporary
+/// name (or it is standard output) and holds nothing yet.
+struct CreatedOutput {
+    let configuration: OutputConfiguration
+    let target: OutputTarget
+    /// The first file's destination: the user's path with its strftime conversions expanded.
+    let destination: OutputDestination
+    /// Names the next files of a split; nil for standard output.
+    let naming: OutputNaming?
+
+    init(_ configuration: OutputConfiguration) throws(RecordingError) {
+        self.configuration = configuration
+        var destination = configuration.destination
+        var naming: OutputNaming?
+        if case .file(let pattern) = destination {
+            var fileNaming = OutputNaming(pattern: pattern)
+            destination = .file(path: fileNaming.next(at: time(nil)))
+            naming = fileNaming
+        }
+        self.destination = destination
+        self.naming = naming
+        target = try OutputTarget(destination)
+    }
+}
+
+/// One output of a running recording: its codec (behind a splitter for a file), the lane of the
+/// capture that feeds it, and the encoder loop and thread that drain the lane into it.
+final class SessionOutput {
+    let configuration: OutputConfiguration
+    let target: OutputTarget
+    let destination: OutputDestination
+    let lane: CaptureLane
+    let loop: EncoderLoop
+    /// Splits a file output into consecutive files; nil for standard output.
+    let splitter: SplittingEncoder?
+    var thread: PosixThread?
+
+    /// Sets up the codec for `created`, writing its header (tags included) to the output.
+    init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
+         layout: ChannelLayout?, startTime: WallClockTime, ringFrames: Int, monitor: CaptureMonitor,
+         openOutputs: OpenOutputs, meter: LevelMeter?) throws(EncoderError) {
+        configuration = created.configuration
+        target = created.target
+        destination = created.destination
+        let format = negotiated.format
+        let codec = configuration.codec
+        // Each file of a split recording holds at most --max-file-time seconds (sizes its seek
+        // table), and its DATE is when that file starts.
+        let expectedSeconds = [recording.durationSeconds, configuration.maxFileSeconds].compactMap { $0 }.min()
+        let addsDetails = recording.addsDateAndCaptureTags
+        let makeEncoder: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
+            let tags = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
+                .appended(to: codec.tags)
+            return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
+                                        expectedSeconds: expectedSeconds, layout: layout)
+        }
+        var encoder = try makeEncoder(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
+        // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
+        if let naming = created.naming, case .file(let path) = destination {
+            let splitter = SplittingEncoder(
+                output: target, path: path, encoder: encoder, naming: naming,
+                framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
+                bytesPerFrame: format.bytesPerFrame, makeEncoder: makeEncoder)
+            self.splitter = splitter
+            encoder = splitter
+        } else {
+            splitter = nil
+        }
+        lane = CaptureLane(ring: FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame),
+                           padsLostTime: recording.padsLostTime)
+        loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, openOutputs: openOutputs, meter: meter,
+                           maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames)
+    }
+
+    private static func makeEncoder(
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?, layout: ChannelLayout?
+    ) throws(EncoderError) -> any AudioEncoder {
+        switch codec {
+        case .flac(let settings):
+            try FLACEncoder(format: format, settings: settings, sink: sink, expectedSeconds: expectedSeconds, layout: layout)
+        case .opus(let settings):
+            try OggOpusEncoder(format: format, settings: settings, sink: sink, layout: layout)
+        case .wav(let tags):
+            try WAVEncoder(format: format, tags: tags, sink: sink, layout: layout)
+        case .raw:
+            RawPCMEncoder(format: format, sink: sink)
+        }
+    }
+
+    /// Starts the encoder thread.
+    func start() throws(ThreadStartError) {
+        let loop = self.loop
+        thread = try PosixThread(name: "hark-encode") { loop.run() }
+    }
+
+    /// Waits for the encoder thread, then for every file to be on storage.
+    func joinAndSynchronize() {
+        thread.take()?.join()
+        if let splitter { splitter.synchronize() } else { target.synchronize() }
+    }
+
+    /// What this output holds. Valid once its loop is done.
+    var summary: OutputSummary {
+        OutputSummary(
+            paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
+            frames: loop.framesEncoded.load(ordering: .relaxed), bytes: loop.bytesWritten.load(ordering: .relaxed),
+            framesDropped: lane.framesDropped.load(ordering: .relaxed), failure: loop.outcome,
+            reachedSizeLimit: loop.sizeLimitReached.load(ordering: .relaxed))
+    }
+}

@@ -1,0 +1,173 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// `-o` given more than once: one capture, one consent and one access-log entry feed every
+/// output, each with its own codec and limits, each checked by an independent decoder; and each
+/// output is independent: a reader that goes away, a full disk, a size limit or a stalled reader
+/// ends or costs only its own output.
+@Suite struct MultipleOutputsTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    /// The raw bytes of `signal`'s first `frames` frames, as `--format raw` writes them.
+    static func rawBytes(_ signal: TestSignal, frames: Int) -> Data {
+        signal.alsaBytes.prefix(frames * signal.format.bytesPerFrame)
+    }
+
+    /// Each output's summary line: "  PATH (codec): N frames, B bytes, D frames dropped[; …]".
+    static func outputLine(_ standardError: String, _ path: String) -> String? {
+        standardError.split(separator: "\n").map(String.init).first { $0.hasPrefix("hark:   \(path) (") }
+    }
+
+    static func number(before word: String, in line: String) -> Int? {
+        guard let range = line.range(of: #"[0-9]+ "# + word, options: .regularExpression) else { return nil }
+        return Int(line[range].split(separator: " ")[0])
+    }
+
+    @Test func everyOutputOfOneCaptureDecodesToTheInputWithOneConsentAndOneLogEntry() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("archive.flac"), opus = rig.path("live.opus"), wav = rig.path("copy.wav")
+        let result = try runHarkIntoPipe(["record", "-D", "filecap", "-d", "2", "--title", "Standup",
+                                          "-o", flac, "--compression-level", "8",
+                                          "-o", "-", "--format", "raw",
+                                          "-o", opus, "--bitrate", "64",
+                                          "-o", wav], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("recorded 2.000 s to 4 outputs"), "\(result.standardError)")
+        // FLAC and WAV bit-exact, stdout the raw samples themselves.
+        #expect(try FLACTools.decode(flac, bitsPerSample: 16)[...] == signal.prefix(frames: 96_000))
+        #expect(result.standardOutput == Self.rawBytes(signal, frames: 96_000))
+        let soxWAV = try WAVAndRawOutputTests.soxSamples(wav, scratch: wav)
+        #expect(soxWAV == Self.rawBytes(signal, frames: 96_000))
+        // Opus: 2 s decoded by opusdec (a lossy codec: its length, not its samples), at 64 kb/s.
+        let decoded = try OpusTools.decode(opus)
+        #expect(decoded.channels == 2 && decoded.samples.count == 2 * 96_000)
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean, "\(info.text)")
+        // Each codec's own options reached it, and the tags every output that carries them.
+        #expect(try FLACTools.tags(flac).contains("TITLE=Standup"))
+        #expect(try OpusTools.tags(opus).comments.contains("TITLE=Standup"))
+        // One recording in the access log, naming every output and codec.
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).split(separator: "\n")
+        #expect(log.count == 1, "\(log)")
+        #expect(log.first?.contains("flac, raw, opus, wav") == true && log.first?.contains(", stdout, ") == true, "\(log)")
+        // The Opus output's own option reached it: its size is a recording's to it alone with
+        // --bitrate 64, well under one's at the default 96 kb/s. (Not the samples: libopus's
+        // analysis looks ahead into what libopusenc has buffered, so how the audio arrives in
+        // chunks changes the encoding slightly, even between two recordings to one output.)
+        func size(_ path: String) throws -> Int { try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) }
+        let alone = rig.path("alone.opus"), louder = rig.path("default.opus")
+        #expect(try runHark(["record", "-D", "filecap", "-d", "2", "-o", alone, "--bitrate", "64"], rig: rig).status == 0)
+        #expect(try runHark(["record", "-D", "filecap", "-d", "2", "-o", louder], rig: rig).status == 0)
+        let sizes = (multiple: try size(opus), alone: try size(alone), louder: try size(louder))
+        #expect(abs(Double(sizes.multiple) / Double(sizes.alone) - 1) < 0.05 && Double(sizes.louder) > 1.2 * Double(sizes.alone), "\(sizes)")
+    }
+
+    @Test func aReaderThatGoesAwayEndsOnlyItsOutput() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("archive.flac")
+        let result = try runTool("bash", ["-c", "set -o pipefail; " + harkCommand(["record", "-D", "filecap", "-d", "3",
+                                                                                   "-o", flac, "-o", "-", "--format", "raw"])
+                                          + " | head -c 1000 > /dev/null"], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: output stdout failed: cannot write the output: the reader closed the pipe; "
+                + "it was finalized and the other outputs went on", "\(result.standardError)")
+        // The archive went on to the end of -d, finished and bit-exact.
+        #expect(try expectFinishedPrefix(flac, of: signal) == 144_000)
+        let line = try #require(Self.outputLine(result.standardError, "stdout"), "\(result.standardError)")
+        #expect(line.contains("; failed: cannot write the output: the reader closed the pipe"), "\(line)")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func aFullDiskEndsOnlyTheOutputOnItWithAValidFile() throws {
+        let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("archive.flac"), copy = rig.path("copied.wav")
+        try rig.withSmallDisk(size: "1m") { mountPoint in
+            // 10 s of WAV is 1.9 MB: twice the disk.
+            let wav = mountPoint + "/full.wav"
+            let result = try runHark(["record", "-D", "filecap", "-d", "10", "-o", wav, "-o", flac], rig: rig)
+            #expect(result.status == 74, "\(result.standardError)")
+            #expect(result.errorLines.last?.hasPrefix("hark: output \(wav) failed: cannot write the output: the disk is full") == true,
+                    "\(result.standardError)")
+            #expect(Self.outputLine(result.standardError, wav)?.contains("; failed: cannot write the output: the disk is full") == true,
+                    "\(result.standardError)")
+            try FileManager.default.copyItem(atPath: wav, toPath: copy)
+        }
+        // The full disk's WAV is finished: its header's sizes say what it holds, whole frames of
+        // the input's start.
+        let info = try WAVAndRawOutputTests.soxInfo(copy)
+        let frames = try #require(info["Duration"]?.firstMatch(of: /= ([0-9]+) samples/).flatMap { Int($0.1) }, "\(info)")
+        #expect(frames > 100_000 && frames < 480_000, "\(info)")
+        #expect(try WAVAndRawOutputTests.soxSamples(copy, scratch: copy) == Self.rawBytes(signal, frames: frames))
+        // The other disk's FLAC holds all 10 s.
+        #expect(try expectFinishedPrefix(flac, of: signal) == 480_000)
+    }
+
+    @Test func eachOutputHasItsOwnSizeLimitAndSplitting() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let small = rig.path("small.flac"), part = rig.path("part.wav"), whole = rig.path("whole.raw")
+        let result = try runHark(["record", "-D", "filecap", "-d", "3",
+                                  "-o", small, "--max-size", "100k",
+                                  "-o", part, "--max-file-time", "1",
+                                  "-o", whole], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // The small FLAC stopped under its limit, finished; the others went on.
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: small)[.size] as? Int)
+        #expect(size <= 100 * 1024, "\(size) bytes")
+        let smallFrames = try expectFinishedPrefix(small, of: signal)
+        #expect(smallFrames < 144_000)
+        #expect(Self.outputLine(result.standardError, small)?.hasSuffix("; size limit reached") == true, "\(result.standardError)")
+        // The WAV in three one-second parts, which played back to back are the recording.
+        var parts = Data()
+        for name in ["part.wav", "part-2.wav", "part-3.wav"] {
+            parts += try WAVAndRawOutputTests.soxSamples(rig.path(name), scratch: rig.path(name))
+        }
+        #expect(parts == Self.rawBytes(signal, frames: 144_000))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: whole)) == Self.rawBytes(signal, frames: 144_000))
+    }
+
+    /// The promise of a ring per output: a reader that stops reading (its pipe full, hark's writes
+    /// to it blocked) fills only its own ring; its output drops frames, counted, while the FLAC
+    /// file, fed from the same capture at real-time pace, keeps every frame. The reader takes
+    /// nothing for 8 s, which the stdout output's 2.73 s ring and the pipe's 64 KiB cannot cover.
+    @Test func aStalledReaderCostsTheFileNothing() throws {
+        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let flac = rig.path("archive.flac")
+        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5",
+                                                             "-o", flac, "-o", "-", "--format", "raw"])
+                                          + " | { sleep 8; cat > /dev/null; }"],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let stdoutLine = try #require(Self.outputLine(result.standardError, "stdout"), "\(result.standardError)")
+        let dropped = try #require(Self.number(before: "frames dropped", in: stdoutLine), "\(stdoutLine)")
+        #expect(dropped > 0, "the stalled output dropped frames: \(stdoutLine)")
+        let flacLine = try #require(Self.outputLine(result.standardError, flac), "\(result.standardError)")
+        #expect(flacLine.contains(": 240000 frames,") && flacLine.hasSuffix(", 0 frames dropped"), "\(flacLine)")
+        #expect(try expectFinishedPrefix(flac, of: signal) == 240_000)
+    }
+
+    @Test func usageErrorsNameTheOutput() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4800).alsaBytes)
+        let cases: [([String], String)] = [
+            (["-o", "a.flac", "-o", "b.flac", "--bitrate", "64"], "hark: --bitrate applies to Opus output; 'b.flac' is FLAC"),
+            (["-o", "a.flac", "-o", "a.flac"], "hark: -o 'a.flac' is given twice; give each output its own file"),
+            (["-o", "a.raw", "-o", "b.raw", "--title", "x"], "hark: --title: raw output is the samples alone and has no tags"),
+            (["-o", "a.flac", "-o", "b.opus", "--complexity", "11"], "hark: output 2: complexity 11 is outside 0–10"),
+            (["-o", "a.flac", "-o", "b.xyz"], "hark: cannot tell the codec from 'b.xyz'"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try runHark(["record", "-D", "filecap", "-d", "0.1"] + arguments.map { $0.contains(".") ? rig.path($0) : $0 },
+                                     rig: rig)
+            #expect(result.status == 64, "\(arguments): \(result.standardError)")
+            let message = result.standardError.replacingOccurrences(of: rig.directory.path + "/", with: "")
+            #expect(message.hasPrefix(expected), "\(arguments): \(message)")
+            #expect(!FileManager.default.fileExists(atPath: rig.path("a.flac")), "nothing is created on a usage error")
+        }
+    }
+}

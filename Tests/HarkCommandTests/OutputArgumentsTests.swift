@@ -1,0 +1,44 @@
+import ArgumentParser
+import Testing
+@testable import hark
+
+/// Which of `hark record`'s arguments belong to which output (`OutputArguments`).
+@Suite struct OutputArgumentsTests {
+    @Test func optionsAfterTheSecondOutputAreItsOwn() {
+        let split = OutputArguments.split(["record", "-o", "a.flac", "--compression-level", "8", "-o", "-", "--format", "raw",
+                                           "-d", "60", "--output", "c.opus", "--bitrate=64", "--vbr", "--title", "T"])
+        #expect(split.main == ["record", "-o", "a.flac", "--compression-level", "8", "-o", "-", "-d", "60",
+                               "--output", "c.opus", "--title", "T"])
+        #expect(split.laterOutputs == [["--format", "raw"], ["--bitrate=64", "--vbr"]])
+    }
+
+    @Test func withOneOutputEverythingStaysWhereItIs() {
+        let arguments = ["record", "--format", "wav", "--max-size", "1M", "-o", "x.wav", "--max-file-time", "60"]
+        #expect(OutputArguments.split(arguments) == .init(main: arguments, laterOutputs: []))
+        #expect(OutputArguments.split(["record", "--bitrate", "64"]) == .init(main: ["record", "--bitrate", "64"], laterOutputs: []))
+    }
+
+    @Test func anOutputWithoutOptionsHasAnEmptySegment() {
+        let split = OutputArguments.split(["record", "-o", "a.flac", "-o", "b.opus", "-o", "-", "--format", "flac"])
+        #expect(split.laterOutputs == [[], ["--format", "flac"]])
+    }
+
+    @Test func otherCommandsAndTheTerminatorAreLeftWhole() {
+        let permissions = ["permissions", "log", "-o", "x", "-o", "y", "--format", "raw"]
+        #expect(OutputArguments.split(permissions).main == permissions)
+        let split = OutputArguments.split(["record", "-o", "a", "-o", "b", "--", "--format", "raw"])
+        #expect(split.main == ["record", "-o", "a", "-o", "b", "--", "--format", "raw"] && split.laterOutputs == [[]])
+    }
+
+    /// The splitter's list is the options `OutputOptions` declares, no more and no fewer: an
+    /// output option missing from it would silently go to the first output.
+    @Test func theSplittersListIsEveryOutputOption() {
+        let help = OutputOptions.helpMessage(columns: 400)
+        let declared = Set(help.matches(of: /(--[a-z][a-z0-9-]*)/).map { String($0.1) }).subtracting(["--help"])
+        #expect(declared == Set(OutputArguments.optionsTakingValue.keys), "\(help)")
+        for (name, takesValue) in OutputArguments.optionsTakingValue where name != "--help" {
+            let parsedAsFlag = (try? OutputOptions.parse([name])) != nil
+            #expect(parsedAsFlag == !takesValue, "\(name)")
+        }
+    }
+}
