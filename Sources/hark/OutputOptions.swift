@@ -40,11 +40,13 @@ struct OutputRequest {
         return format
     }
 
-    /// Rejects options this output's codec does not use, and limits it cannot have.
-    func validate(speech: Bool) throws {
+    /// Rejects options this output's codec does not use, and limits it cannot have. `isOnlyOutput`
+    /// words the messages for a recording with one output ("this recording is FLAC").
+    func validate(speech: Bool, isOnlyOutput: Bool) throws {
         guard path?.isEmpty != true else { throw ValidationError("the output path is empty; use -o - for stdout") }
         try limits.validate(outputIsStandardOutput: isStandardOutput)
         let outputFormat = try resolvedFormat(speech: speech)
+        let subject = isOnlyOutput ? "this recording" : name
         let codec: String
         switch outputFormat {
         case .flac: codec = "FLAC"
@@ -53,10 +55,10 @@ struct OutputRequest {
         case .raw: codec = "raw"
         }
         if outputFormat != .opus, let option = opus.firstGiven {
-            throw ValidationError("\(option) applies to Opus output; \(name) is \(codec)")
+            throw ValidationError("\(option) applies to Opus output; \(subject) is \(codec)")
         }
         if outputFormat != .flac, let option = flac.firstGiven {
-            throw ValidationError("\(option) applies to FLAC output; \(name) is \(codec)")
+            throw ValidationError("\(option) applies to FLAC output; \(subject) is \(codec)")
         }
     }
 

@@ -25,7 +25,7 @@ struct RecordCommand: ParsableCommand {
             Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
             output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost), file finalized as far as possible; 77 microphone, system-audio or \
+            reader gone, device lost; with several -o, one output failed while the others went on), file finalized as far as possible; 77 microphone, system-audio or \
             recordings-library access denied, restricted (by the administrator or the desktop's microphone \
             switch) or undecided with no terminal, or access revoked while recording.
             """
@@ -81,7 +81,7 @@ struct RecordCommand: ParsableCommand {
         if let repeated = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
             throw ValidationError("-o '\(repeated)' is given twice; give each output its own file")
         }
-        try firstOutput.validate(speech: capture.speech)
+        try firstOutput.validate(speech: capture.speech, isOnlyOutput: output.count <= 1)
     }
 
     /// The first output: the first `-o` (or the library without one) and the output options
@@ -98,7 +98,7 @@ struct RecordCommand: ParsableCommand {
         let requests = [firstOutput] + zip(output.dropFirst(), later).map { path, options in
             OutputRequest(path: path, format: options.format, flac: options.flac, opus: options.opus, limits: options.limits)
         }
-        for request in requests.dropFirst() { try request.validate(speech: capture.speech) }
+        for request in requests.dropFirst() { try request.validate(speech: capture.speech, isOnlyOutput: false) }
         // Tags go to every output that carries them; an output of raw samples alone has no room.
         if let option = tags.firstGiven, try requests.allSatisfy({ try $0.resolvedFormat(speech: capture.speech) == .raw }) {
             throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")

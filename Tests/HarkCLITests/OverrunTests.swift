@@ -106,6 +106,21 @@ import Testing
         #expect(decoded[(gapEnd * channels)...] == signal.samples[(gapStart * channels) ..< ((gapStart + rest) * channels)])
     }
 
+    /// With several outputs each has its own ring and its own schedule of silence: the gap must
+    /// land at the same place of each output's timeline, so a raw copy recorded beside the FLAC
+    /// file holds the same samples, silence included.
+    @Test func padOverrunsPadsEveryOutputAlike() throws {
+        let copy = FileManager.default.temporaryDirectory
+            .appendingPathComponent("hark-overrun-copy-\(UUID().uuidString.prefix(8)).raw").path
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let (result, decoded, _, _, _) = try recordWithAStop(["--pad-overruns", "-o", copy])
+        #expect(result.standardError.contains("ms padded with silence"), "\(result.standardError)")
+        #expect(result.standardError.contains("recorded 8.000 s to 2 outputs"), "\(result.standardError)")
+        let raw = try Data(contentsOf: URL(fileURLWithPath: copy))
+        #expect(raw.count == Self.frames * Self.format.bytesPerFrame)
+        #expect(decodeRawSamples(raw, bitsPerSample: 32) == decoded)
+    }
+
     @Test func aProcessStoppedLongerThanTheStallTimeoutIsNotADeadDevice() throws {
         // Before, a 6 s stop looked like a device that had delivered nothing for 5 s (exit 74).
         let signal = TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000), frames: 12 * 48_000)
