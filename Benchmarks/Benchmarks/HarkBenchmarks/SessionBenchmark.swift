@@ -39,10 +39,12 @@ private final class SessionState: @unchecked Sendable {
     }
 
     /// A session with no end, started and left running: the steady-state benchmark's subject.
-    func startEndless(_ codec: CodecSettings, to name: String) throws -> RecordingSession {
+    /// Each output is (codec, file name).
+    func startEndless(_ outputs: [(CodecSettings, String)]) throws -> RecordingSession {
         let configuration = RecordingConfiguration(
             capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
-            output: .file(path: directory + "/" + name), codec: codec, durationSeconds: nil)
+            outputs: outputs.map { OutputConfiguration(destination: .file(path: directory + "/" + $0.1), codec: $0.0) },
+            durationSeconds: nil)
         let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio, prompt: NoPrompt()) }
         _ = try session.start()
         return session
@@ -102,8 +104,11 @@ func registerSessionBenchmark() {
 /// output — not just their parts. The waiting thread only sleeps and reads an atomic.
 private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionState>) {
     let running = SetupState<RecordingSession>()
-    for (name, codec) in [("FLAC_level5", CodecSettings.flac(FLACSettings())),
-                          ("Opus_128kbps", .opus(OpusSettings(bitrateKbps: 128)))] {
+    let flac = CodecSettings.flac(FLACSettings()), opus = CodecSettings.opus(OpusSettings(bitrateKbps: 128))
+    // The last runs two outputs from one capture: the capture thread's copy into the second ring
+    // and the second encoder thread are counted too.
+    for (name, outputs) in [("FLAC_level5", [(flac, "steady.flac")]), ("Opus_128kbps", [(opus, "steady.opus")]),
+                            ("FLAC_level5_and_Opus_128kbps_two_outputs", [(flac, "both.flac"), (opus, "both.opus")])] {
         Benchmark("Session_steady_state_capture_ring_encode_write_1s_\(name)",
                   configuration: HotPath.configuration) { benchmark in
             let session = running.value!
@@ -113,7 +118,7 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
             }
         } setup: {
             if state.value == nil { state.value = try SessionState() }
-            let session = try state.value!.startEndless(codec, to: "steady.\(name.hasPrefix("FLAC") ? "flac" : "opus")")
+            let session = try state.value!.startEndless(outputs)
             // Past the first writes (libopusenc makes its buffers then) before anything is measured.
             while session.framesCaptured < 5 * 48_000 { usleep(1_000) }
             running.value = session
