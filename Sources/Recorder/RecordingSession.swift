@@ -102,7 +102,10 @@ public final class RecordingSession {
     public var negotiated: NegotiatedCapture { device.negotiated }
 
     /// Where the recording goes: each output's first file (strftime patterns expanded), or "stdout".
-    public var outputDescription: String { outputs.map(\.destination.description).joined(separator: " and ") }
+    public var outputDescription: String {
+        let names = outputs.map(\.destination.description)
+        return names.count <= 2 ? names.joined(separator: " and ") : names.dropLast().joined(separator: ", ") + " and " + names.last!
+    }
 
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }
