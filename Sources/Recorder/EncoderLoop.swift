@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// Each output has a loop and a thread of its own, so an output whose writes block (a pipe
 /// reader that stopped reading, a slow disk) holds up only its own thread and fills only its own
-/// ring (see `CaptureLane`). It sleeps on its lane's `dataReady` between periods and never spins. Per period it allocates nothing and
-/// takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
+/// ring (see `CaptureLane`). It sleeps on its lane's `dataReady` between periods and never spins.
+/// Per period it allocates nothing and takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
 /// converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
 /// comes from a preallocated zero buffer, at the places the capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
@@ -25,8 +25,8 @@ final class EncoderLoop: @unchecked Sendable {
     /// Zeros (silence in every sample format) to encode for a gap, a chunk at a time; empty
     /// without a schedule.
     private let zeros: UnsafeRawBufferPointer
-    /// Frames taken from the ring so far (encoded or discarded past the size limit): where the
-    /// encoder is in the positions of `silence`. Encoder thread only.
+    /// Frames taken from the ring and encoded so far: where the encoder is in the positions of
+    /// `silence`. Encoder thread only.
     private var ringFramesConsumed = 0
 
     /// Frames handed to the encoder. Written by the encoder thread, read by others as a snapshot.
