@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev", "libopus-dev"])]),
         // Headers only: libpulse is opened at run time when a command needs the sound server (see its shim.h).
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // Headers only: Linux calls glibc has and Swift's Glibc module does not show (signalfd).
+        .systemLibrary(name: "CLinux"),
 
         // One module per stage of the data flow.
         .target(name: "AudioFormat"),
@@ -40,7 +42,7 @@ let package = Package(
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
         .target(
             name: "Recorder",
-            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission"]
+            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "CLinux"]
         ),
         .executableTarget(
             name: "hark",

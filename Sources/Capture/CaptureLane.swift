@@ -17,8 +17,13 @@ import Synchronization
 /// `isClosed`; the output's encoder thread reads the ring and the schedule, and closes the lane.
 public final class CaptureLane: @unchecked Sendable {
     public let ring: FrameRingBuffer
-    /// Posted after every commit to this lane and once at the end of capture.
+    /// Posted once a commit leaves `wakeFrames` or more in the ring, when silence is scheduled,
+    /// and once at the end of capture.
     public let dataReady = WakeSignal()
+    /// How much audio the ring holds before the encoder is woken: a period for a pipe, whose
+    /// reader is waiting (`--max-delay`, the first audio); more for a regular file, where nobody
+    /// waits and each wake-up is CPU and battery spent for nothing.
+    public let wakeFrames: Int
     /// Where lost time is scheduled as silence for this output (`--pad-overruns`); nil to leave it out.
     public let silence: SilenceSchedule?
     /// Frames this output missed because its ring was full. Written by the capture thread only,
@@ -29,8 +34,10 @@ public final class CaptureLane: @unchecked Sendable {
     var framesCommitted = 0
     private let closed = Atomic<Bool>(false)
 
-    public init(ring: FrameRingBuffer, padsLostTime: Bool) {
+    public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1) {
+        precondition(wakeFrames >= 1 && wakeFrames <= ring.capacityFrames / 2, "the encoder must be woken before the ring is half full")
         self.ring = ring
+        self.wakeFrames = wakeFrames
         silence = padsLostTime ? SilenceSchedule() : nil
     }
 
@@ -42,4 +49,10 @@ public final class CaptureLane: @unchecked Sendable {
     }
 
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// Wakes the encoder if the ring holds `wakeFrames` or more. Capture thread, after a commit;
+    /// real-time safe (two atomic loads, and `sem_post`).
+    func wakeIfDue() {
+        if ring.readableFrames >= wakeFrames { dataReady.signal() }
+    }
 }

@@ -58,6 +58,12 @@ public struct CaptureLoop: Sendable {
         // a file, and a full ring would block the capture thread into a device overrun instead of
         // a counted drop. A file source is ahead by orders of magnitude more.
         let liveSlackFrames = device.negotiated.bufferFrames
+        // How long one wait for the device may last: two periods (at least 100 ms). A period's
+        // audio wakes it sooner; the timeout only bounds a stall. At 100 ms, shorter than the
+        // default 125 ms period, every wait timed out before the period was complete, which cost a
+        // wake-up and a partial read each period (strace, #16); a stop is still seen within a
+        // period, since audio keeps waking the thread.
+        let waitMilliseconds = max(100, 2 * periodFrames * 1000 / rate)
         let startTime = MonotonicClock.nanoseconds()
         var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
         // Invariant: `captured` counts the frames of the recording's timeline (read from the device,
@@ -67,7 +73,7 @@ public struct CaptureLoop: Sendable {
         var captured = 0
         var accounted = 0
         let padsLostTime = lanes.contains { $0.silence != nil }
-        // Time spent in waits that brought no audio, each wait counted at most 200 ms. Not wall
+        // Time spent in waits that brought no audio, each wait counted at most twice its timeout. Not wall
         // time since the last audio: a process that was stopped (SIGSTOP, a paused VM) comes back
         // to a long gap, which is not a sign of a dead device.
         var waitedWithoutAudio = 0
@@ -142,11 +148,11 @@ public struct CaptureLoop: Sendable {
                 let now = MonotonicClock.nanoseconds()
                 let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
                 if missing > 0 { account(lostFrames: missing) }
-                switch device.waitForFrames(milliseconds: 100) {
+                switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {
                 case .failed(let error): return (.deviceLost, error.code)
                 case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it
                 }
-                waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 200_000_000)
+                waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 2 * waitMilliseconds * 1_000_000)
                 if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, ETIMEDOUT) }
             case .overrun:
                 guard let lost = device.recoverFromOverrun() else { return (.deviceLost, EPIPE) }
@@ -164,7 +170,7 @@ public struct CaptureLoop: Sendable {
 
     /// Reads up to `frames` from the device into `target`'s ring (its first free region; a
     /// wrapped one is filled by the next step), copies what came to every other open lane, and
-    /// wakes each lane that got frames. A lane without room for all of them keeps what fits and
+    /// wakes each lane whose ring now holds enough to be worth a wake-up (`CaptureLane.wakeFrames`). A lane without room for all of them keeps what fits and
     /// counts the rest as dropped.
     private func read(_ frames: Int, into target: CaptureLane) -> CaptureStep {
         var step = CaptureStep.wouldBlock
@@ -177,13 +183,13 @@ public struct CaptureLoop: Sendable {
                 let copied = lane.ring.write(from: period)
                 lane.framesCommitted += copied
                 if copied < count { lane.framesDropped.add(count - copied, ordering: .relaxed) }
-                if copied > 0 { lane.dataReady.signal() }
+                if copied > 0 { lane.wakeIfDue() }
             }
             return count
         }
         if stored > 0 {
             target.framesCommitted += stored
-            target.dataReady.signal()
+            target.wakeIfDue()
         }
         return step
     }

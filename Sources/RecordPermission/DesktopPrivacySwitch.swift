@@ -109,6 +109,12 @@ public final class DesktopPrivacySwitch: Sendable {
         start(command, into: &helper)
     }
 
+    /// The helper's pipe, readable when it has reported a change (`reading()` takes it), or nil
+    /// when no helper runs. It closes when the helper ends, so ask again before each wait.
+    public var changeDescriptor: Int32? {
+        helper.withLock { $0.readings >= 0 ? $0.readings : nil }
+    }
+
     /// True when the desktop's switch forbids the microphone.
     public var forbidsMicrophone: Bool { reading() == .microphoneOff }
 

@@ -7,7 +7,9 @@
 ///
 /// `isRevoked(consent:)` costs four `stat` calls and one small read while nothing changed; it
 /// re-reads the store and the policy only when their fingerprints (inode, size, change time, mode)
-/// move. Call it about once a second from the session's thread, never from the capture thread.
+/// move. Call it from the session's thread, never from the capture thread: whenever one of
+/// `wakeDescriptors` is readable (the store's, the stamps' or the policy's directory changed; the
+/// desktop switch reported), which it then reads, or about once a second where `needsPolling`.
 public struct PermissionWatch {
     private let gate: PermissionGate
     private let resource: PermissionResource
@@ -18,6 +20,8 @@ public struct PermissionWatch {
     /// Once `isRevoked` said true: what happened, as the recording's last line says it
     /// ("microphone access was revoked").
     public private(set) var revocation: String?
+    /// Changes in the directories of the store (and its revocation stamps) and of the policy.
+    private let directories: DirectoryWatch
 
     public init(gate: PermissionGate, resource: PermissionResource = .microphone) {
         self.gate = gate
@@ -25,7 +29,18 @@ public struct PermissionWatch {
         storeFingerprint = SecureFile.fingerprint(gate.store.path)
         policyFingerprint = SecureFile.fingerprint(gate.locations.policyFile)
         revocationToken = gate.store.revocationToken(for: resource)
+        directories = DirectoryWatch(directories: [gate.locations.storeDirectory, gate.locations.systemDirectory])
     }
+
+    /// What to sleep on between checks: readable when something the watch looks at may have
+    /// changed. The desktop switch's pipe is asked for each time: it closes when the helper ends.
+    public var wakeDescriptors: [Int32] {
+        [directories.descriptor, resource == .microphone ? gate.desktopSwitch.changeDescriptor ?? -1 : -1].filter { $0 >= 0 }
+    }
+
+    /// True where no change notification is available (no inotify): the caller must then call
+    /// `isRevoked` about twice a second.
+    public var needsPolling: Bool { !directories.isAvailable }
 
     /// True once the resource was denied, reset or restricted since the watch was created.
     ///
@@ -37,6 +52,7 @@ public struct PermissionWatch {
     /// - The desktop's microphone switch turned off revokes the microphone (the helper reports the
     ///   change as it happens; reading it here is one non-blocking read).
     public mutating func isRevoked(consent: ConsentSource) -> Bool {
+        directories.drain()
         let revoked = "\(resource.accessName) access was revoked"
         if gate.store.revocationToken(for: resource) != revocationToken { return revoke(revoked) }
         if resource == .microphone, gate.desktopSwitch.forbidsMicrophone {

@@ -119,7 +119,9 @@ final class EncoderLoop: @unchecked Sendable {
                 let captureFinished = monitor.isFinished
                 try drainRing()
                 if captureFinished || sizeLimitReached.load(ordering: .relaxed) { return nil }
-                lane.dataReady.wait(timeoutNanoseconds: 100_000_000)
+                // Capture posts when there is work and once when it ends, so the timeout is only a
+                // safety net: a short one woke this thread between periods for nothing (#16).
+                lane.dataReady.wait(timeoutNanoseconds: 2_000_000_000)
             }
         } catch {
             return error

@@ -60,6 +60,13 @@ final class OutputTarget {
         if fileDescriptor != STDOUT_FILENO { close(fileDescriptor) }
     }
 
+    /// Whether the output is a regular file (stdout redirected to one included), which nobody
+    /// reads while it is written; false for a pipe, a terminal, a socket or a device.
+    var isRegularFile: Bool {
+        var info = stat()
+        return fstat(fileDescriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// Moves the file to its requested name: called once recording has started.
     func commit() throws(RecordingError) {
         guard let temporary = temporaryPath, case .file(let path) = destination else { return }

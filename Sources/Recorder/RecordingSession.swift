@@ -174,19 +174,32 @@ public final class RecordingSession {
     /// and returns the summary, whose `end` says whether the recording failed and whose outputs
     /// say which of them did.
     ///
-    /// `tick` runs on this thread about every 100 ms while capture runs (for a status line and the
-    /// revocation watch); returning `.permissionRevoked` stops the recording.
+    /// The thread sleeps until something happens (see `SessionWait`): a signal, the encoders
+    /// finishing, a descriptor from `watching` becoming readable, or `tickMilliseconds` passing
+    /// (nil: never; the default, 100 ms, suits a status line). After each wake-up while capture
+    /// runs, `tick` runs on this thread (a status line, the revocation watch, which must read
+    /// whatever made its descriptors readable); returning `.permissionRevoked` stops the recording.
+    /// `watching` is asked again before each wait, as descriptors may close.
     /// A second signal during the drain is ignored: every remaining step is needed for a valid file.
-    public func waitUntilFinished(tick: (RecordingProgress) -> RecordingEnd? = { _ in nil }) -> RecordingSummary {
+    public func waitUntilFinished(
+        tickMilliseconds: Int? = 100, tick: (RecordingProgress) -> RecordingEnd? = { _ in nil },
+        watching descriptors: () -> [Int32] = { [] }
+    ) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
         let isWokenByTheEncoder = StopSignals.areBlocked
         if isWokenByTheEncoder {
             for output in outputs { output.loop.waiterThread.store(UInt(pthread_self()), ordering: .releasing) }
         }
+        let waiting = SessionWait()
         while !allOutputsDone {
-            // 100 ms: ten wake-ups a second are enough for a status line and a stop within a second.
-            if let signal = StopSignals.wait(milliseconds: 100) {
+            // Once capture has finished nothing is left to tick for: only the encoders' wake.
+            let isCapturing = !monitor.isFinished
+            var timeout = isCapturing ? tickMilliseconds : nil
+            // Without the encoders' wake (the signals not blocked) only looking again shows they are done.
+            if !isWokenByTheEncoder { timeout = min(timeout ?? 100, 100) }
+            let event = waiting.next(watching: isCapturing ? descriptors() : [], timeoutMilliseconds: timeout)
+            if case .signal(let signal) = event {
                 if signal == StopSignals.wake {
                     continue  // an encoder finished: `allOutputsDone` says whether it was the last
                 } else if signal == StopSignals.newFile {

@@ -76,8 +76,14 @@ final class SessionOutput {
         } else {
             splitter = nil
         }
-        lane = CaptureLane(ring: FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame),
-                           padsLostTime: recording.padsLostTime)
+        // A regular file takes audio in batches of two periods (at most a quarter second): half
+        // the encoder's wake-ups, still well inside a second for what a SIGKILL can cost. A pipe
+        // or device gets every period, as its reader waits for it.
+        let periodFrames = negotiated.periodFrames
+        let batchFrames = max(periodFrames, min(2 * periodFrames, format.sampleRate / 4))
+        let ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
+        lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
+                           wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
         loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, openOutputs: openOutputs, meter: meter,
                            maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames)
     }

@@ -81,6 +81,9 @@ public enum StopSignals {
         }
     }
 
+    /// Every signal `block()` blocks and the session's thread takes.
+    static var all: sigset_t { signalSet() }
+
     private static func signalSet() -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)

@@ -173,14 +173,17 @@ struct RecordCommand: ParsableCommand {
         }
 
         var statusLine = StatusLine(device: device, quiet: quiet)
-        var lastWatch = MonotonicClock.nanoseconds()
-        let summary = session.waitUntilFinished { progress in
+        // The session's thread sleeps until something happens (#16): a signal, the encoders
+        // finishing, a change of the permission files or the desktop switch (the watch's
+        // descriptors). It wakes on a timer only for a status line (10 Hz), or twice a second where
+        // no change notification exists, which still stops a revoked recording within a second.
+        let tickMilliseconds: Int? = statusLine.isEnabled ? 100 : (watch.needsPolling ? 500 : nil)
+        let summary = session.waitUntilFinished(tickMilliseconds: tickMilliseconds) { progress in
             statusLine.update(progress)
-            // Twice a second keeps "stops within a second" with room for the drain; a few stat calls.
-            guard MonotonicClock.nanoseconds() - lastWatch >= 500_000_000 else { return nil }
-            lastWatch = MonotonicClock.nanoseconds()
             return watch.isRevoked(consent: session.grant.consent)
                 ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
+        } watching: {
+            watch.wakeDescriptors
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime, device: device)
