@@ -131,29 +131,27 @@ public struct CaptureLoop: Sendable {
             }
 
             let step: CaptureStep
+            var requested = wanted
             if let target {
-                step = read(wanted, into: target)
+                (step, requested) = read(wanted, into: target)
             } else {
                 step = discardOnePeriod(frames: wanted)
             }
 
+            // Whether everything the source had is read. A read that brought fewer frames than it
+            // asked for says so as well as one that would block: going straight to the wait saves
+            // the read that would only say "would block", a call into the plugin (for the pulse
+            // plugin a wake-up of its thread too) every period (#16).
+            var isDrained = false
             switch step {
             case .frames(let count) where count > 0:
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0
                 monitor.framesCaptured.store(captured, ordering: .relaxed)
+                isDrained = count < requested
             case .frames, .wouldBlock:
-                // Everything the source had is read: the moment to check its timeline.
-                let now = MonotonicClock.nanoseconds()
-                let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
-                if missing > 0 { account(lostFrames: missing) }
-                switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {
-                case .failed(let error): return (.deviceLost, error.code)
-                case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it
-                }
-                waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 2 * waitMilliseconds * 1_000_000)
-                if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, ETIMEDOUT) }
+                isDrained = true
             case .overrun:
                 guard let lost = device.recoverFromOverrun() else { return (.deviceLost, EPIPE) }
                 account(lostFrames: lost)
@@ -164,19 +162,36 @@ public struct CaptureLoop: Sendable {
             case .failed(let error):
                 return (.deviceLost, error.code)
             }
+            if isDrained {
+                // Everything the source had is read: the moment to check its timeline.
+                let now = MonotonicClock.nanoseconds()
+                let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
+                if missing > 0 { account(lostFrames: missing) }
+                switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {
+                case .failed(let error): return (.deviceLost, error.code)
+                case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it
+                }
+                if step == .wouldBlock || step == .frames(0) {
+                    waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 2 * waitMilliseconds * 1_000_000)
+                    if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, ETIMEDOUT) }
+                }
+            }
         }
         return (.stopRequested, 0)
     }
 
     /// Reads up to `frames` from the device into `target`'s ring (its first free region; a
     /// wrapped one is filled by the next step), copies what came to every other open lane, and
-    /// wakes each lane whose ring now holds enough to be worth a wake-up (`CaptureLane.wakeFrames`). A lane without room for all of them keeps what fits and
-    /// counts the rest as dropped.
-    private func read(_ frames: Int, into target: CaptureLane) -> CaptureStep {
+    /// wakes each lane whose ring now holds enough to be worth a wake-up (`CaptureLane.wakeFrames`).
+    /// A lane without room for all of them keeps what fits and counts the rest as dropped.
+    /// Returns the step and how many frames it asked the device for.
+    private func read(_ frames: Int, into target: CaptureLane) -> (CaptureStep, requested: Int) {
         var step = CaptureStep.wouldBlock
+        var requested = 0
         let bytesPerFrame = target.ring.bytesPerFrame
         let stored = target.ring.withWritableRegions(maxFrames: frames) { regions in
-            step = device.read(into: regions.first.baseAddress!, frames: regions.firstFrameCount)
+            requested = regions.firstFrameCount
+            step = device.read(into: regions.first.baseAddress!, frames: requested)
             guard case .frames(let count) = step, count > 0 else { return 0 }
             let period = UnsafeRawBufferPointer(start: regions.first.baseAddress!, count: count * bytesPerFrame)
             for lane in lanes where lane !== target && !lane.isClosed {
@@ -191,7 +206,7 @@ public struct CaptureLoop: Sendable {
             target.framesCommitted += stored
             target.wakeIfDue()
         }
-        return step
+        return (step, requested)
     }
 
     /// Every open ring is full and the source is live: keep the device from overrunning by
