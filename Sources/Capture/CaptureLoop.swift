@@ -73,9 +73,9 @@ public struct CaptureLoop: Sendable {
         var captured = 0
         var accounted = 0
         let padsLostTime = lanes.contains { $0.silence != nil }
-        // Time spent in waits that brought no audio, each wait counted at most twice its timeout. Not wall
-        // time since the last audio: a process that was stopped (SIGSTOP, a paused VM) comes back
-        // to a long gap, which is not a sign of a dead device.
+        // Time spent in waits that brought no audio, each wait counted at most twice its timeout.
+        // Not wall time since the last audio: a process that was stopped (SIGSTOP, a paused VM)
+        // comes back to a long gap, which is not a sign of a dead device.
         var waitedWithoutAudio = 0
         if case .failed(let error) = device.start() { return (.deviceLost, error.code) }
 

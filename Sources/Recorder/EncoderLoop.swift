@@ -11,15 +11,14 @@ import Synchronization
 /// Each output has a loop and a thread of its own, so an output whose writes block (a pipe
 /// reader that stopped reading, a slow disk) holds up only its own thread and fills only its own
 /// ring (see `CaptureLane`). It sleeps on its lane's `dataReady` between periods and never spins.
-/// Per period it allocates nothing and takes no locks: it borrows the ring's readable regions and hands them to the encoder, which
-/// converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
+/// Per period it allocates nothing and takes no locks: it borrows the ring's readable regions and
+/// hands them to the encoder, which converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
 /// comes from a preallocated zero buffer, at the places the capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
     private let lane: CaptureLane
     private let ring: FrameRingBuffer
     private let encoder: any AudioEncoder
     private let monitor: CaptureMonitor
-    private let openOutputs: OpenOutputs
     /// Gaps of silence to insert between ring frames; nil when lost time is not padded.
     private let silence: SilenceSchedule?
     /// Zeros (silence in every sample format) to encode for a gap, a chunk at a time; empty
@@ -60,12 +59,11 @@ final class EncoderLoop: @unchecked Sendable {
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
     private var failure: EncoderError?
 
-    init(lane: CaptureLane, encoder: any AudioEncoder, monitor: CaptureMonitor, openOutputs: OpenOutputs,
+    init(lane: CaptureLane, encoder: any AudioEncoder, monitor: CaptureMonitor,
          meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
         self.lane = lane
         ring = lane.ring
         silence = lane.silence
-        self.openOutputs = openOutputs
         // 4096 frames a chunk: one FLAC block, a few dozen encoder calls a second of silence.
         let zeroBytes = silence == nil ? 0 : 4096 * ring.bytesPerFrame
         let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: zeroBytes, alignment: 16)
@@ -95,9 +93,9 @@ final class EncoderLoop: @unchecked Sendable {
     func run() {
         failure = drainUntilCaptureEnds()
         if let failure {
-            // The output is broken: it takes no more audio (the last output to end stops the
-            // capture), and what was written is left valid.
-            openOutputs.end(lane)
+            // The output is broken: it takes no more audio (capture stops once no output takes
+            // any; see `CaptureLoop`), and what was written is left valid.
+            lane.close()
             if case .writeFailed = failure { encoder.salvageAfterWriteFailure() }
         } else {
             defer { bytesWritten.store(encoder.bytesWritten, ordering: .relaxed) }
@@ -188,27 +186,7 @@ final class EncoderLoop: @unchecked Sendable {
         let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
         sizeLimitReached.store(true, ordering: .relaxed)
-        openOutputs.end(lane)
-        return 0
-    }
-}
-
-/// How many outputs still take audio. Each output's loop ends its lane at most once, when it
-/// fails or reaches its size limit; the last one to end stops the capture, since nothing would
-/// keep what it reads.
-final class OpenOutputs: Sendable {
-    private let count: Atomic<Int>
-    private let monitor: CaptureMonitor
-
-    init(_ count: Int, monitor: CaptureMonitor) {
-        self.count = Atomic(count)
-        self.monitor = monitor
-    }
-
-    /// Closes `lane` and, if it was the last open one, asks capture to stop. Relaxed: the count
-    /// carries no data, and the stop request is a flag of its own.
-    func end(_ lane: CaptureLane) {
         lane.close()
-        if count.subtract(1, ordering: .relaxed).newValue == 0 { monitor.requestStop() }
+        return 0
     }
 }

@@ -82,13 +82,12 @@ public final class RecordingSession {
         startTime = .now()
         let ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * negotiated.periodFrames)
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
-        let openOutputs = OpenOutputs(created.count, monitor: monitor)
         var outputs: [SessionOutput] = []
         for (index, output) in created.enumerated() {
             do throws(EncoderError) {
                 outputs.append(try SessionOutput(
                     output, recording: configuration, negotiated: negotiated, layout: layout, startTime: startTime,
-                    ringFrames: ringFrames, monitor: monitor, openOutputs: openOutputs,
+                    ringFrames: ringFrames, monitor: monitor,
                     meter: index == 0 ? meter : nil))  // the status line shows the first output's levels
             } catch {
                 discardAll()

@@ -48,7 +48,7 @@ final class SessionOutput {
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
          layout: ChannelLayout?, startTime: WallClockTime, ringFrames: Int, monitor: CaptureMonitor,
-         openOutputs: OpenOutputs, meter: LevelMeter?) throws(EncoderError) {
+         meter: LevelMeter?) throws(EncoderError) {
         configuration = created.configuration
         target = created.target
         destination = created.destination
@@ -84,7 +84,7 @@ final class SessionOutput {
         let ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
                            wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
-        loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, openOutputs: openOutputs, meter: meter,
+        loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, meter: meter,
                            maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames)
     }
 

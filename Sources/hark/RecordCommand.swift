@@ -20,14 +20,15 @@ struct RecordCommand: ParsableCommand {
             nothing else does. On stop, hark drains everything captured, finishes the file (FLAC: STREAMINFO \
             with total samples and MD5; Opus: the last page with end trimming and EOS; WAV: the exact sizes, \
             which it also rewrites after every second of audio, so a killed hark leaves a valid file) and \
-            prints a one-line summary on stderr.
+            prints a summary on stderr: one line, or with several -o a line for the capture and one per output.
 
             Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
             output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost; with several -o, one output failed while the others went on), file finalized as far as possible; 77 microphone, system-audio or \
-            recordings-library access denied, restricted (by the administrator or the desktop's microphone \
-            switch) or undecided with no terminal, or access revoked while recording.
+            reader gone, device lost; with several -o, one output failed while the others went on), file \
+            finalized as far as possible; 77 microphone, system-audio or recordings-library access denied, \
+            restricted (by the administrator or the desktop's microphone switch) or undecided with no \
+            terminal, or access revoked while recording.
             """
     )
 
