@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RecordPermission", targets: ["RecordPermission"]),
         .library(name: "SignalGenerator", targets: ["SignalGenerator"]),
         .library(name: "SoundServer", targets: ["SoundServer"]),
+        .library(name: "Repair", targets: ["Repair"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,13 +41,15 @@ let package = Package(
         .target(name: "SignalGenerator", dependencies: ["AudioFormat"]),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
+        // Reads a damaged recording and writes it whole again (hark repair): FLAC, Ogg Opus, WAV.
+        .target(name: "Repair", dependencies: ["CFLAC", "COpusEnc", "CLinux"]),
         .target(
             name: "Recorder",
             dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "CLinux"]
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", "RecordPermission", "Realtime", "SoundServer", "Capture", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Recorder", "RecordPermission", "Realtime", "SoundServer", "Capture", "Repair", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // Release builds link the Swift runtime and Foundation-Essentials statically and as a
             // position-dependent executable: the dynamic loader then has no relocations to apply
             // across libswiftCore and Foundation, which cuts a recording's peak RSS by about 4 MiB
@@ -75,6 +78,7 @@ let package = Package(
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Realtime"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
+        .testTarget(name: "RepairTests", dependencies: ["Repair", "Encoding", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),

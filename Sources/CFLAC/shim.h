@@ -3,6 +3,7 @@
 #define HARK_CFLAC_SHIM_H
 
 #include <FLAC/stream_encoder.h>
+#include <FLAC/stream_decoder.h>
 #include <FLAC/metadata.h>
 
 // FLAC__VERSION_STRING is a mutable global in C; Swift 6 rejects reading it directly.

@@ -5,5 +5,12 @@
 // signalfd(2): the stop signals as a readable descriptor, so the session's thread can sleep in
 // one poll(2) on them, the permission files' changes and the desktop switch's pipe together.
 #include <sys/signalfd.h>
+#include <sys/types.h>
+
+// copy_file_range(2), SEEK_DATA and SEEK_HOLE (lseek(2)) are declared only under _GNU_SOURCE:
+// hark repair copies the unchanged ranges of a file in the kernel, skipping its holes.
+extern ssize_t copy_file_range(int fd_in, __off64_t *off_in, int fd_out, __off64_t *off_out, size_t len, unsigned int flags);
+static const int hark_seek_data = 3;  // SEEK_DATA in glibc's <unistd.h>
+static const int hark_seek_hole = 4;  // SEEK_HOLE
 
 #endif

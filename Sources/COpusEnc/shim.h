@@ -3,6 +3,7 @@
 #define HARK_COPUSENC_SHIM_H
 
 #include <opus/opus.h>
+#include <opus/opus_multistream.h>
 #include <opus/opusenc.h>
 
 // ope_encoder_ctl is variadic, and the OPUS_SET_* / OPE_SET_* macros that build its arguments are

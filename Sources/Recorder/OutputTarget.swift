@@ -52,6 +52,9 @@ final class OutputTarget {
             }
             fileDescriptor = descriptor
             temporaryPath = temporary
+            // A shared lock for as long as the file is written: `hark repair` takes an exclusive
+            // one, so it refuses to cut a recording still in progress (advisory; nothing else waits).
+            _ = flock(descriptor, LOCK_SH | LOCK_NB)
         }
     }
 

@@ -47,6 +47,14 @@ public enum StopSignals {
         return result > 0 ? result : nil
     }
 
+    /// Whether a stop signal waits to be taken (for a command that keeps them blocked while it
+    /// writes, and checks between steps). The corresponding C function is `sigpending`.
+    @Sendable public static func isStopPending() -> Bool {
+        var pending = sigset_t()
+        sigpending(&pending)
+        return stopping.contains { sigismember(&pending, $0) == 1 }
+    }
+
     /// Whether this thread has the signals blocked (`block()` ran before it started).
     static var areBlocked: Bool {
         var current = sigset_t()

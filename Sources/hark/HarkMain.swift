@@ -18,10 +18,17 @@ enum HarkMain {
             var command = try Hark.parseAsRoot(arguments.main)
             if let record = command as? RecordCommand {
                 try record.run(laterOutputs: try laterOutputOptions(arguments.laterOutputs))
+            } else if let repair = command as? RepairCommand, repair.write {
+                // Signals stay blocked while files are rewritten: a Ctrl-C is taken between
+                // copies, and the temporary file removed, rather than left behind.
+                try repair.run()
             } else {
                 StopSignals.unblock()
                 try command.run()
             }
+        } catch let code as ExitCode {
+            // A command that printed its own lines and only sets the status (hark repair).
+            exit(code.rawValue)
         } catch let failure as CommandFailure {
             Console.error(failure.message)
             exit(failure.exitCode)
@@ -66,7 +73,7 @@ struct Hark: ParsableCommand {
             no terminal to ask on, or microphone access revoked while recording.
             """,
         version: HarkVersion.string,
-        subcommands: [RecordCommand.self, ListCommand.self, DevicesCommand.self, PermissionsCommand.self]
+        subcommands: [RecordCommand.self, ListCommand.self, RepairCommand.self, DevicesCommand.self, PermissionsCommand.self]
     )
 }
 

@@ -1,0 +1,99 @@
+import CFLAC
+
+/// Decodes a FLAC stream with libFLAC's stream decoder, for what a repair needs to know: how many
+/// samples the frames hold, their MD5 (as STREAMINFO records it), and whether libFLAC found
+/// anything wrong. The bytes come from a closure, so a plan can be decoded before it is written.
+/// Not real-time code: it allocates per frame.
+enum FLACDecoding {
+    struct Result {
+        var samples: UInt64 = 0
+        var md5 = [UInt8](repeating: 0, count: 16)
+        /// libFLAC's complaints (lost sync, bad header, CRC mismatch), in order.
+        var errors: [String] = []
+        /// False when STREAMINFO holds an MD5 and the audio's differs (checked only if asked).
+        var md5Matches = true
+    }
+
+    /// Decodes `length` bytes that `read` supplies (the range wanted, and where to put it).
+    /// The corresponding C functions are `FLAC__stream_decoder_init_stream`,
+    /// `…_process_until_end_of_stream` and `…_finish`.
+    static func decode(length: Int, checkMD5: Bool, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) -> Result? {
+        guard let decoder = FLAC__stream_decoder_new() else { return nil }
+        defer { FLAC__stream_decoder_delete(decoder) }
+        FLAC__stream_decoder_set_md5_checking(decoder, checkMD5 ? 1 : 0)
+        let context = DecodingContext(length: length, read: read)
+        let client = Unmanaged.passUnretained(context).toOpaque()
+        let status = FLAC__stream_decoder_init_stream(decoder, readCallback, nil, nil, nil, nil, writeCallback, nil, errorCallback, client)
+        guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else { return nil }
+        let processed = FLAC__stream_decoder_process_until_end_of_stream(decoder) != 0
+        let matches = FLAC__stream_decoder_finish(decoder) != 0
+        withExtendedLifetime(context) {}
+        var result = Result()
+        result.samples = context.samples
+        result.md5 = context.md5.digest()
+        result.errors = context.errors
+        if !processed { result.errors.append("decoding stopped early") }
+        result.md5Matches = matches
+        return result
+    }
+}
+
+private final class DecodingContext {
+    let length: Int
+    let read: (Range<Int>, UnsafeMutableRawBufferPointer) -> Void
+    var position = 0
+    var samples: UInt64 = 0
+    var md5 = MD5()
+    var errors: [String] = []
+    var sampleBytes: [UInt8] = []
+
+    init(length: Int, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) {
+        self.length = length
+        self.read = read
+    }
+}
+
+private let readCallback: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, client in
+    let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
+    let count = min(bytes!.pointee, context.length - context.position)
+    guard count > 0 else {
+        bytes!.pointee = 0
+        return FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
+    }
+    context.read(context.position..<(context.position + count), UnsafeMutableRawBufferPointer(start: buffer, count: count))
+    context.position += count
+    bytes!.pointee = count
+    return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
+}
+
+/// Adds the frame's samples to the MD5 as STREAMINFO's signature takes them: interleaved, each a
+/// little-endian signed integer of (bits + 7) / 8 bytes.
+private let writeCallback: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, client in
+    let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
+    let header = frame!.pointee.header
+    let blockSize = Int(header.blocksize), channels = Int(header.channels)
+    let width = (Int(header.bits_per_sample) + 7) / 8
+    context.sampleBytes.removeAll(keepingCapacity: true)
+    context.sampleBytes.reserveCapacity(blockSize * channels * width)
+    for index in 0..<blockSize {
+        for channel in 0..<channels {
+            let sample = UInt32(bitPattern: buffer![channel]![index])
+            for byte in 0..<width { context.sampleBytes.append(UInt8(truncatingIfNeeded: sample >> UInt32(8 * byte))) }
+        }
+    }
+    context.md5.update(context.sampleBytes)
+    context.samples += UInt64(blockSize)
+    return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE
+}
+
+private let errorCallback: FLAC__StreamDecoderErrorCallback = { _, status, client in
+    let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
+    let text: String = switch status {
+    case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: "lost sync"
+    case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: "bad frame header"
+    case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: "frame CRC mismatch"
+    case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: "unparseable stream"
+    default: "decoder error \(status.rawValue)"
+    }
+    context.errors.append(text)
+}

@@ -1,0 +1,92 @@
+/// Walks a FLAC stream's frames from the end of its header, checking each one's CRC-16, without
+/// decoding: what is intact, what is damaged in the middle, what is torn or junk at the end.
+///
+/// A frame's length is not in its header. It ends where the CRC-16 of its bytes, stored CRC
+/// included, comes to 0 and either the next frame's header, the end of the file, or a zero-filled
+/// tail (what a file system leaves after a crash) begins there. A false end needs a CRC-16 and a
+/// CRC-8 to match by chance at once. Past the longest frame the header allows, or at a header that
+/// does not check, the bytes up to the next frame that does are damaged; with no such frame, the
+/// rest of the file is the torn tail.
+struct FLACFrameWalk {
+    struct Frame {
+        let range: Range<Int>
+        let header: FLACFrameHeader
+    }
+
+    /// Intact frames, in file order.
+    var frames: [Frame] = []
+    /// Bytes between intact frames that belong to no intact frame.
+    var damaged: [Range<Int>] = []
+    /// What follows the last intact frame (a frame cut short, or junk), to be cut.
+    var tail: Range<Int>?
+    /// Whether the tail is all zero bytes (a file system's doing, not a torn frame).
+    var isTailZeroFilled = false
+    /// An ID3v1 tag at the very end, which some taggers add to FLAC files; kept as it is.
+    var trailingID3v1: Range<Int>?
+
+    init(_ bytes: UnsafeRawBufferPointer, metadata: FLACMetadata) {
+        var end = bytes.count
+        if end - 128 >= metadata.audioStart, bytes.matches("TAG", at: end - 128) {
+            trailingID3v1 = (end - 128)..<end
+            end -= 128
+        }
+        var zeroTailStart = end
+        while zeroTailStart > metadata.audioStart && bytes[zeroTailStart - 1] == 0 { zeroTailStart -= 1 }
+        let walker = Walker(bytes: bytes, end: end, zeroTailStart: zeroTailStart, stream: metadata.streamInfo)
+
+        var position = metadata.audioStart
+        var isVariable: Bool?
+        while position < end {
+            if let frame = walker.frame(at: position, isVariable: isVariable) {
+                frames.append(frame)
+                isVariable = frame.header.isVariableBlockSize
+                position = frame.range.upperBound
+                continue
+            }
+            var next = position + 1
+            var found: Frame?
+            while next < min(end, zeroTailStart) {
+                if let frame = walker.frame(at: next, isVariable: isVariable) { found = frame; break }
+                next += 1
+            }
+            guard let found else {
+                tail = position..<end
+                isTailZeroFilled = position >= zeroTailStart
+                break
+            }
+            damaged.append(position..<found.range.lowerBound)
+            position = found.range.lowerBound
+        }
+    }
+
+    private struct Walker {
+        let bytes: UnsafeRawBufferPointer
+        let end: Int
+        let zeroTailStart: Int
+        let stream: FLACStreamInfo
+
+        func frame(at offset: Int, isVariable: Bool?) -> Frame? {
+            guard offset + 1 < end, bytes[offset] == 0xFF,
+                  let header = FLACFrameHeader.parse(UnsafeRawBufferPointer(rebasing: bytes[..<end]), at: offset, stream: stream),
+                  isVariable == nil || header.isVariableBlockSize == isVariable
+            else { return nil }
+            let limit = min(end, offset + header.maximumFrameLength(stream: stream))
+            let shortest = offset + header.length + 3  // at least one subframe byte and the CRC-16
+            var crc: UInt16 = 0
+            var index = offset
+            while index < limit {
+                crc = Checksums.crc16(crc, adding: bytes[index])
+                index += 1
+                if crc == 0 && index >= shortest && (index == end || index >= zeroTailStart || startsFrame(at: index)) {
+                    return Frame(range: offset..<index, header: header)
+                }
+            }
+            return nil
+        }
+
+        private func startsFrame(at offset: Int) -> Bool {
+            offset + 1 < end && bytes[offset] == 0xFF && bytes[offset + 1] & 0xFE == 0xF8
+                && FLACFrameHeader.parse(UnsafeRawBufferPointer(rebasing: bytes[..<end]), at: offset, stream: stream) != nil
+        }
+    }
+}

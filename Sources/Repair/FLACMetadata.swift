@@ -1,0 +1,136 @@
+/// A FLAC stream's header as it sits in a file: an optional ID3v2 tag some taggers put first,
+/// "fLaC", then the metadata blocks (RFC 9639 §8), STREAMINFO first.
+struct FLACMetadata {
+    /// One metadata block: where its 4-byte header starts, its type and body length.
+    struct Block {
+        let offset: Int
+        let type: UInt8
+        let length: Int
+        var bodyOffset: Int { offset + 4 }
+    }
+
+    static let streamInfoType: UInt8 = 0
+    static let seekTableType: UInt8 = 3
+
+    let blocks: [Block]
+    /// Where the first frame starts: just after the last metadata block.
+    let audioStart: Int
+    let streamInfo: FLACStreamInfo
+
+    var streamInfoBlock: Block { blocks[0] }
+    var seekTableBlock: Block? { blocks.first { $0.type == Self.seekTableType } }
+
+    /// Reads the header of `bytes`; throws when there is no FLAC stream or its header is cut.
+    init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
+        var offset = 0
+        if bytes.matches("ID3", at: 0), bytes.count >= 10 {
+            // ID3v2: a 10-byte header whose size is four 7-bit bytes, plus a footer when flagged.
+            let size = (0..<4).reduce(0) { $0 << 7 | Int(bytes[6 + $1] & 0x7F) }
+            offset = 10 + size + (bytes[5] & 0x10 != 0 ? 10 : 0)
+        }
+        guard bytes.matches("fLaC", at: offset) else {
+            throw RepairFailure(.cannotRepair, "not a FLAC stream")
+        }
+        offset += 4
+        var blocks: [Block] = []
+        while true {
+            guard offset + 4 <= bytes.count else {
+                throw RepairFailure(.cannotRepair, "the FLAC header is cut short: no audio to recover")
+            }
+            let flags = bytes[offset]
+            let block = Block(offset: offset, type: flags & 0x7F, length: Int(bytes.bigEndian(at: offset + 1, bytes: 3)))
+            guard block.type != 127 else { throw RepairFailure(.cannotRepair, "the FLAC header is damaged (metadata block type 127)") }
+            guard block.bodyOffset + block.length <= bytes.count else {
+                throw RepairFailure(.cannotRepair, "the FLAC header is cut short: no audio to recover")
+            }
+            blocks.append(block)
+            offset = block.bodyOffset + block.length
+            if flags & 0x80 != 0 { break }
+        }
+        guard blocks[0].type == Self.streamInfoType, blocks[0].length == FLACStreamInfo.size else {
+            throw RepairFailure(.cannotRepair, "the FLAC header is damaged (no STREAMINFO first)")
+        }
+        let streamInfo = FLACStreamInfo(UnsafeRawBufferPointer(rebasing: bytes[blocks[0].bodyOffset..<(blocks[0].bodyOffset + FLACStreamInfo.size)]))
+        guard streamInfo.channels >= 1, (4...32).contains(streamInfo.bitsPerSample), streamInfo.sampleRate > 0 else {
+            throw RepairFailure(.cannotRepair, "the FLAC header is damaged (STREAMINFO describes no audio)")
+        }
+        self.blocks = blocks
+        self.streamInfo = streamInfo
+        audioStart = offset
+    }
+}
+
+/// STREAMINFO's fields (RFC 9639 §8.2): 34 bytes, big-endian bit fields.
+struct FLACStreamInfo: Equatable {
+    static let size = 34
+
+    var minimumBlockSize: Int
+    var maximumBlockSize: Int
+    /// 0 means unknown.
+    var minimumFrameSize: Int
+    var maximumFrameSize: Int
+    var sampleRate: Int
+    var channels: Int
+    var bitsPerSample: Int
+    /// Samples per channel; 0 means unknown (a stream written to a pipe, or never finished).
+    var totalSamples: UInt64
+    /// All zero means unknown.
+    var md5: [UInt8]
+
+    var isMD5Set: Bool { md5.contains { $0 != 0 } }
+
+    init(_ body: UnsafeRawBufferPointer) {
+        minimumBlockSize = Int(body.bigEndian(at: 0, bytes: 2))
+        maximumBlockSize = Int(body.bigEndian(at: 2, bytes: 2))
+        minimumFrameSize = Int(body.bigEndian(at: 4, bytes: 3))
+        maximumFrameSize = Int(body.bigEndian(at: 7, bytes: 3))
+        let packed = body.bigEndian(at: 10, bytes: 8)  // rate 20, channels-1 3, bits-1 5, total 36
+        sampleRate = Int(packed >> 44)
+        channels = Int(packed >> 41 & 0x7) + 1
+        bitsPerSample = Int(packed >> 36 & 0x1F) + 1
+        totalSamples = packed & 0xF_FFFF_FFFF
+        md5 = Array(body[18..<34])
+    }
+
+    /// The 34 bytes of the block's body.
+    var bytes: [UInt8] {
+        var body: [UInt8] = []
+        body.appendBigEndian(UInt64(minimumBlockSize), bytes: 2)
+        body.appendBigEndian(UInt64(maximumBlockSize), bytes: 2)
+        body.appendBigEndian(UInt64(minimumFrameSize), bytes: 3)
+        body.appendBigEndian(UInt64(maximumFrameSize), bytes: 3)
+        let packed = UInt64(sampleRate) << 44 | UInt64(channels - 1) << 41 | UInt64(bitsPerSample - 1) << 36 | (totalSamples & 0xF_FFFF_FFFF)
+        body.appendBigEndian(packed, bytes: 8)
+        body += md5
+        return body
+    }
+}
+
+/// A SEEKTABLE point (RFC 9639 §8.5): 18 bytes.
+struct FLACSeekPoint: Equatable {
+    static let size = 18
+    static let placeholderSample = UInt64.max
+
+    var sample: UInt64
+    /// Bytes from the first frame's start to the frame holding `sample`.
+    var offset: UInt64
+    var frameSamples: Int
+
+    var isPlaceholder: Bool { sample == Self.placeholderSample }
+    static let placeholder = FLACSeekPoint(sample: placeholderSample, offset: 0, frameSamples: 0)
+
+    static func points(in body: UnsafeRawBufferPointer) -> [FLACSeekPoint] {
+        (0..<(body.count / size)).map { index in
+            FLACSeekPoint(sample: body.bigEndian(at: index * size, bytes: 8), offset: body.bigEndian(at: index * size + 8, bytes: 8),
+                          frameSamples: Int(body.bigEndian(at: index * size + 16, bytes: 2)))
+        }
+    }
+
+    var bytes: [UInt8] {
+        var point: [UInt8] = []
+        point.appendBigEndian(sample, bytes: 8)
+        point.appendBigEndian(offset, bytes: 8)
+        point.appendBigEndian(UInt64(frameSamples), bytes: 2)
+        return point
+    }
+}

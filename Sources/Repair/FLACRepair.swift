@@ -1,0 +1,219 @@
+/// Repairs a FLAC file from any writer: keeps every intact frame, puts silence of the same length
+/// in place of damaged ones (so the timeline holds), cuts a torn or zero-filled tail, and sets
+/// STREAMINFO's total samples, frame sizes and MD5 from the frames, and the seek points.
+///
+/// The MD5 is a witness, not a field to tidy: when it is set, no frame is damaged or missing, and
+/// the audio's MD5 differs, something changed the audio that no CRC caught, and the file is left
+/// alone with a line saying so rather than given a new MD5 that would hide it.
+enum FLACRepair {
+    static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
+        let metadata = try FLACMetadata(bytes)
+        let stream = metadata.streamInfo
+        let walk = FLACFrameWalk(bytes, metadata: metadata)
+        guard let first = walk.frames.first else {
+            let what = bytes.count > metadata.audioStart ? "no intact audio frame" : "no audio after the header"
+            return RepairAnalysis(container: .flac, problems: [what], seconds: 0, verdict: .unrepairable("\(what): nothing to recover"))
+        }
+        let nominalBlockSize = stream.maximumBlockSize > 0 ? stream.maximumBlockSize : first.header.blockSize
+        var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first.header.isVariableBlockSize)
+        var problems: [String] = []
+        var damageNotes: [String] = []
+        var droppedFrames = 0
+        var damageCursor = 0
+        var pendingDamage = 0
+        var strayDamage = 0
+        for frame in walk.frames {
+            while damageCursor < walk.damaged.count && walk.damaged[damageCursor].upperBound <= frame.range.lowerBound {
+                pendingDamage += walk.damaged[damageCursor].count
+                damageCursor += 1
+            }
+            let start = layout.isVariable ? frame.header.codedNumber : frame.header.codedNumber * UInt64(nominalBlockSize)
+            if start < layout.nextSample { droppedFrames += 1; continue }
+            if start > layout.nextSample {
+                let missing = start - layout.nextSample
+                damageNotes.append("\(formatted(Double(missing) * 1000 / Double(stream.sampleRate), decimals: 0)) ms lost at "
+                                   + "\(durationText(Double(layout.nextSample) / Double(stream.sampleRate))) (\(pendingDamage) damaged bytes), made silence")
+                layout.appendSilence(samples: missing)
+            } else {
+                strayDamage += pendingDamage
+            }
+            pendingDamage = 0
+            layout.append(original: frame.range, start: start, blockSize: frame.header.blockSize)
+        }
+        if !damageNotes.isEmpty {
+            problems += damageNotes.count <= 3 ? damageNotes : Array(damageNotes.prefix(3)) + ["and \(damageNotes.count - 3) more damaged places"]
+        }
+        if strayDamage > 0 { problems.append("\(strayDamage) stray bytes between frames, dropped") }
+        if droppedFrames > 0 { problems.append("\(droppedFrames) frame\(droppedFrames == 1 ? "" : "s") out of place, dropped") }
+        if let tail = walk.tail {
+            problems.append(walk.isTailZeroFilled ? "\(tail.count) zero bytes at the end (left by a crash), cut"
+                                                  : "\(tail.count) bytes at the end that are no whole frame, cut")
+        }
+        let audioChanged = !problems.isEmpty
+
+        var repaired = stream
+        repaired.totalSamples = layout.nextSample
+        repaired.minimumFrameSize = layout.frames.map(\.length).min() ?? 0
+        repaired.maximumFrameSize = layout.frames.map(\.length).max() ?? 0
+        repaired.md5 = [UInt8](repeating: 0, count: 16)
+        if stream.totalSamples == 0 {
+            problems.append("total samples unset")
+        } else if stream.totalSamples != repaired.totalSamples {
+            problems.append("STREAMINFO says \(stream.totalSamples) samples, the frames hold \(repaired.totalSamples)")
+        }
+        // After frames were cut or silenced, frame sizes and seek offsets change as a matter of
+        // course: they are set again without being listed as problems of their own.
+        if !audioChanged && stream.minimumFrameSize != 0 && stream.maximumFrameSize != 0
+            && (stream.minimumFrameSize, stream.maximumFrameSize) != (repaired.minimumFrameSize, repaired.maximumFrameSize) {
+            problems.append("frame sizes wrong")
+        }
+        let seekTable = metadata.seekTableBlock.map { block in
+            FLACSeekPoint.points(in: UnsafeRawBufferPointer(rebasing: bytes[block.bodyOffset..<(block.bodyOffset + block.length)]))
+        }
+        var newSeekTable = seekTable
+        if let seekTable {
+            switch layout.check(seekTable) {
+            case .valid: break
+            case .unfilled: problems.append("seek points unfilled"); newSeekTable = layout.seekPoints(capacity: seekTable.count)
+            case .wrong:
+                if !audioChanged { problems.append("seek points wrong") }
+                newSeekTable = layout.seekPoints(capacity: seekTable.count)
+            }
+        }
+
+        // Decode the repaired stream as it would be written (MD5 still zero) for its MD5.
+        var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1)
+        let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false) { range, destination in
+            plan.copy(range, from: bytes, into: destination)
+        }
+        guard let decoded, decoded.errors.isEmpty, decoded.samples == repaired.totalSamples else {
+            let why = decoded?.errors.first ?? "libFLAC could not start"
+            return RepairAnalysis(container: .flac, problems: problems, seconds: 0,
+                                  verdict: .unrepairable("the kept frames do not decode cleanly (\(why))"))
+        }
+        if !stream.isMD5Set {
+            problems.append("MD5 unset")
+        } else if stream.md5 != decoded.md5 && !audioChanged {
+            let seconds = Double(repaired.totalSamples) / Double(stream.sampleRate)
+            return RepairAnalysis(container: .flac, problems: problems + ["MD5 does not match the audio"], seconds: seconds,
+                                  verdict: .unrepairable("the MD5 does not match the audio and no frame is damaged: something changed the audio that no CRC caught, so it is left as it is"))
+        }
+        let seconds = Double(repaired.totalSamples) / Double(stream.sampleRate)
+        guard !problems.isEmpty else { return RepairAnalysis(container: .flac, problems: [], seconds: seconds, verdict: .sound) }
+        repaired.md5 = decoded.md5
+        plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1)
+        return RepairAnalysis(container: .flac, problems: problems, seconds: seconds, verdict: .repairable(plan))
+    }
+
+    /// Checks a written repair: it must analyse as sound, and libFLAC must decode it with its MD5.
+    static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let analysis = try? analyse(bytes) else { return "it is no longer a FLAC stream" }
+        guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
+        let decoded = FLACDecoding.decode(length: bytes.count, checkMD5: true) { range, destination in
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[range]))
+        }
+        guard let decoded, decoded.errors.isEmpty, decoded.md5Matches else { return "libFLAC does not decode it cleanly" }
+        return nil
+    }
+}
+
+/// The frames of the repaired stream, in order, where each lies in the output's audio.
+private struct FrameLayout {
+    struct Frame {
+        let start: UInt64
+        let blockSize: Int
+        /// Bytes from the first frame's start (as seek points count).
+        let offset: Int
+        let length: Int
+        let segment: RepairPlan.Segment
+    }
+
+    enum SeekTableState { case valid, unfilled, wrong }
+
+    let stream: FLACStreamInfo
+    let nominalBlockSize: Int
+    let isVariable: Bool
+    var frames: [Frame] = []
+    var nextSample: UInt64 = 0
+    private var nextOffset = 0
+
+    init(stream: FLACStreamInfo, nominalBlockSize: Int, isVariable: Bool) {
+        self.stream = stream
+        self.nominalBlockSize = nominalBlockSize
+        self.isVariable = isVariable
+    }
+
+    mutating func append(original range: Range<Int>, start: UInt64, blockSize: Int) {
+        frames.append(Frame(start: start, blockSize: blockSize, offset: nextOffset, length: range.count, segment: .original(range)))
+        nextOffset += range.count
+        nextSample = start + UInt64(blockSize)
+    }
+
+    /// Silent frames for `samples` lost samples, of the nominal block size (a fixed block size
+    /// stream numbers frames, so every one but a stream's last must be that size).
+    mutating func appendSilence(samples: UInt64) {
+        var left = samples
+        while left > 0 {
+            let size = Int(min(left, UInt64(nominalBlockSize)))
+            let number = isVariable ? nextSample : nextSample / UInt64(nominalBlockSize)
+            let frame = FLACFrameHeader.silentFrame(number: number, isVariableBlockSize: isVariable, blockSize: size, stream: stream)
+            frames.append(Frame(start: nextSample, blockSize: size, offset: nextOffset, length: frame.count, segment: .bytes(frame)))
+            nextOffset += frame.count
+            nextSample += UInt64(size)
+            left -= UInt64(size)
+        }
+    }
+
+    /// Whether each real point names a kept frame exactly, in order; `unfilled` when the table
+    /// holds only placeholders though there is audio (a recording that never finished).
+    func check(_ points: [FLACSeekPoint]) -> SeekTableState {
+        let real = points.filter { !$0.isPlaceholder }
+        if real.isEmpty { return points.isEmpty || nextSample == 0 ? .valid : .unfilled }
+        var byStart: [UInt64: Frame] = [:]
+        for frame in frames { byStart[frame.start] = frame }
+        var previous: UInt64?
+        for point in real {
+            guard let frame = byStart[point.sample], frame.offset == Int(point.offset), frame.blockSize == point.frameSamples,
+                  previous.map({ point.sample > $0 }) ?? true
+            else { return .wrong }
+            previous = point.sample
+        }
+        return points.drop(while: { !$0.isPlaceholder }).contains { !$0.isPlaceholder } ? .wrong : .valid
+    }
+
+    /// `capacity` points: one at the frame holding each multiple of 10 s (20, 40… when the table
+    /// is too small for that), as hark's encoder lays them out; the rest placeholders.
+    func seekPoints(capacity: Int) -> [FLACSeekPoint] {
+        var spacing = UInt64(10 * stream.sampleRate)
+        while capacity > 0 && (nextSample + spacing - 1) / spacing > UInt64(capacity) { spacing *= 2 }
+        var points: [FLACSeekPoint] = []
+        var frameIndex = 0
+        var target: UInt64 = 0
+        while target < nextSample && points.count < capacity {
+            while frameIndex + 1 < frames.count && frames[frameIndex + 1].start <= target { frameIndex += 1 }
+            let frame = frames[frameIndex]
+            if points.last?.sample != frame.start {
+                points.append(FLACSeekPoint(sample: frame.start, offset: UInt64(frame.offset), frameSamples: frame.blockSize))
+            }
+            target += spacing
+        }
+        return points + [FLACSeekPoint](repeating: .placeholder, count: capacity - points.count)
+    }
+
+    /// The whole file: the header as it was with STREAMINFO's and SEEKTABLE's bodies replaced
+    /// (same sizes, so nothing moves), the frames, and a trailing ID3v1 tag if there was one.
+    func plan(metadata: FLACMetadata, streamInfo: FLACStreamInfo, seekTable: [FLACSeekPoint]?, trailing: Range<Int>?) -> RepairPlan {
+        let info = metadata.streamInfoBlock
+        var segments: [RepairPlan.Segment] = [.original(0..<info.bodyOffset), .bytes(streamInfo.bytes)]
+        var position = info.bodyOffset + info.length
+        if let block = metadata.seekTableBlock, let seekTable {
+            segments.append(.original(position..<block.bodyOffset))
+            segments.append(.bytes(seekTable.flatMap(\.bytes) + [UInt8](repeating: 0, count: block.length % FLACSeekPoint.size)))
+            position = block.bodyOffset + block.length
+        }
+        segments.append(.original(position..<metadata.audioStart))
+        segments += frames.map(\.segment)
+        if let trailing { segments.append(.original(trailing)) }
+        return RepairPlan(segments: segments)
+    }
+}

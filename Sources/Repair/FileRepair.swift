@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `hark repair` did with one file.
+public struct RepairOutcome: Sendable {
+    public enum Result: Sendable {
+        /// The file was whole: nothing written.
+        case sound
+        /// Damaged and repairable; a dry run, so nothing written.
+        case wouldRepair
+        /// Repaired in place; the original kept at this path when asked.
+        case repaired(backup: String?)
+        /// Not repairable (or could not be read or written); the text says why. Nothing changed.
+        case failed(RepairFailure)
+    }
+
+    public let path: String
+    public let analysis: RepairAnalysis?
+    public let result: Result
+
+    /// The line `hark repair` prints for the file.
+    public var line: String {
+        let container = analysis.map { " (\($0.container.rawValue))" } ?? ""
+        let problems = analysis?.problems.joined(separator: "; ") ?? ""
+        let seconds = analysis.map { durationText($0.seconds) } ?? ""
+        switch result {
+        case .sound:
+            return "\(path): nothing to do\(container.isEmpty ? "" : " (\(analysis!.container.rawValue), \(seconds))")"
+        case .wouldRepair:
+            return "\(path): would repair\(container): \(problems); \(seconds) of audio to keep (--write repairs it)"
+        case .repaired(let backup):
+            return "\(path): repaired\(container): \(problems); \(seconds) of audio kept" + (backup.map { "; the original is \($0)" } ?? "")
+        case .failed(let failure):
+            let verb = failure.kind == .cannotRepair ? "cannot repair" : "not repaired"
+            return "\(path): \(verb)\(container): \(failure.message)"
+        }
+    }
+}
+
+/// `hark repair` for one file: recognises FLAC, Ogg Opus or WAV by its first bytes, analyses it,
+/// and writes the repair when asked.
+public enum FileRepair {
+    public static func repair(_ path: String, write: Bool, keep: Bool, shouldStop: @escaping () -> Bool = { false }) -> RepairOutcome {
+        let file: MappedFile
+        do throws(RepairFailure) {
+            file = try MappedFile(path: path)
+        } catch {
+            return RepairOutcome(path: path, analysis: nil, result: .failed(error))
+        }
+        // hark record holds a shared lock on a file it is writing (OutputTarget).
+        guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            return RepairOutcome(path: path, analysis: nil, result: .failed(RepairFailure(.inUse, "it is being recorded; repair it once the recording has ended")))
+        }
+        let container: RepairAnalysis.Container
+        do throws(RepairFailure) {
+            container = try recognise(file)
+        } catch {
+            return RepairOutcome(path: path, analysis: nil, result: .failed(error))
+        }
+        let analysis: RepairAnalysis
+        do throws(RepairFailure) {
+            analysis = try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container) }
+        } catch {
+            return RepairOutcome(path: path, analysis: nil, result: .failed(RepairFailure(error.kind, "\(container.rawValue): \(error.message)")))
+        }
+        switch analysis.verdict {
+        case .sound:
+            return RepairOutcome(path: path, analysis: analysis, result: .sound)
+        case .unrepairable(let why):
+            return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.cannotRepair, why)))
+        case .repairable(let plan):
+            guard write else { return RepairOutcome(path: path, analysis: analysis, result: .wouldRepair) }
+            guard let resolved = realpath(path, nil) else {
+                return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.cannotOpen, "cannot resolve its path")))
+            }
+            let destination = String(cString: resolved)
+            free(resolved)
+            let writer = RepairWriter(original: file, destination: destination, shouldStop: shouldStop)
+            do throws(RepairFailure) {
+                // The backup as the user named the file ("talk.flac.orig"), not by its resolved path.
+                let backup = try writer.write(plan, keep: keep) { bytes in verify(bytes, as: container) }
+                    .map { path + $0.dropFirst(destination.count) }
+                return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: backup))
+            } catch {
+                return RepairOutcome(path: path, analysis: analysis, result: .failed(error))
+            }
+        }
+    }
+
+    /// The analysis alone (what a dry run prints), for callers that show it their own way.
+    public static func analyse(_ path: String) throws(RepairFailure) -> RepairAnalysis {
+        let file = try MappedFile(path: path)
+        let container = try recognise(file)
+        return try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container) }
+    }
+
+    static func recognise(_ file: MappedFile) throws(RepairFailure) -> RepairAnalysis.Container {
+        let container: RepairAnalysis.Container? = file.withBytes { bytes in
+            if bytes.matches("fLaC", at: 0) || bytes.matches("ID3", at: 0) { return .flac }
+            if bytes.matches("OggS", at: 0) { return .oggOpus }
+            if bytes.matches("RIFF", at: 0) || bytes.matches("RF64", at: 0) || bytes.matches("BW64", at: 0) { return .wav }
+            return nil
+        }
+        guard let container else {
+            throw RepairFailure(.cannotRepair, file.size == 0 ? "the file is empty: nothing to recover" : "not a FLAC, Ogg Opus or WAV file")
+        }
+        return container
+    }
+
+    static func analyse(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container) throws(RepairFailure) -> RepairAnalysis {
+        switch container {
+        case .flac: try FLACRepair.analyse(bytes)
+        case .oggOpus: try OggOpusRepair.analyse(bytes)
+        case .wav: try WAVRepair.analyse(bytes)
+        }
+    }
+
+    static func verify(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container) -> String? {
+        switch container {
+        case .flac: FLACRepair.verify(bytes)
+        case .oggOpus: OggOpusRepair.verify(bytes)
+        case .wav: WAVRepair.verify(bytes)
+        }
+    }
+}

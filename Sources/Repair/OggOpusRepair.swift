@@ -1,0 +1,113 @@
+/// Repairs an Ogg Opus file from any writer: cuts it after its last whole packet, drops damaged
+/// pages and the packets they cost, and ends the stream with the end-of-stream flag on a page
+/// whose granule position counts exactly the samples kept.
+///
+/// A stream damaged only at its end (a killed recorder, a full disk) keeps every byte up to its
+/// last intact page, whose flags, segment table and CRC are rewritten. A stream damaged in the
+/// middle has its audio packets laid out on new pages (at most one second or 255 segments each),
+/// numbered in order with granule positions that count the packets kept, because the old ones
+/// would count samples that are gone. The header pages are kept as they are either way.
+enum OggOpusRepair {
+    /// Samples at most on a rebuilt page: one second, which keeps seeking as fine as opusenc's.
+    static let samplesPerRebuiltPage = 48_000
+
+    static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
+        let stream = try OggOpusStream(bytes)
+        let audio = Array(stream.packets.dropFirst(stream.firstAudioPacket))
+        var problems: [String] = []
+        guard !audio.isEmpty else {
+            return RepairAnalysis(container: .oggOpus, problems: ["no audio packet"], seconds: 0,
+                                  verdict: .unrepairable("no intact audio packet: nothing to recover"))
+        }
+        let lastPageIndex = audio.last!.pageIndex
+        let lastPage = stream.pages[lastPageIndex]
+        let totalSamples = audio.reduce(0) { $0 + $1.samples }
+        // The first audio page's granule, less its packets, is where the stream's count starts
+        // (0 for a recording; more for a stream cut from a longer one).
+        let firstPage = stream.pages[audio[0].pageIndex]
+        let firstPageSamples = audio.prefix { $0.pageIndex == audio[0].pageIndex }.reduce(0) { $0 + $1.samples }
+        let base = stream.damage.first.map { $0.beforePacket <= stream.firstAudioPacket } == true ? 0 : max(0, Int(firstPage.granule) - firstPageSamples)
+
+        for damage in stream.damage.prefix(3) {
+            let keptBefore = audio.prefix(max(0, damage.beforePacket - stream.firstAudioPacket))
+            let at = Double(keptBefore.reduce(base) { $0 + $1.samples } - stream.preSkip) / 48_000
+            let what = damage.bytes.isEmpty ? "pages missing" : "\(damage.bytes.count) damaged bytes"
+            problems.append("\(what) at \(durationText(max(0, at))), the packets there dropped")
+        }
+        if stream.damage.count > 3 { problems.append("and \(stream.damage.count - 3) more damaged places") }
+        let pagesAfterLastPacket = stream.pages.count - 1 - lastPageIndex
+        if stream.endsInsidePacket || lastPage.lacing.last == 255 { problems.append("a packet cut short at the end, dropped") }
+        if pagesAfterLastPacket > 0 && !stream.endsInsidePacket { problems.append("\(pagesAfterLastPacket) page\(pagesAfterLastPacket == 1 ? "" : "s") with no whole packet at the end, dropped") }
+        if let tail = stream.tail {
+            let isZeros = bytes[tail].allSatisfy { $0 == 0 }
+            problems.append(isZeros ? "\(tail.count) zero bytes at the end (left by a crash), cut"
+                                    : lastPage.isEndOfStream && pagesAfterLastPacket == 0 ? "\(tail.count) bytes after the end of the stream, cut"
+                                    : "\(tail.count) bytes at the end that are no whole page, cut")
+        }
+        if !stream.pages.last!.isEndOfStream || pagesAfterLastPacket > 0 { problems.append("no end-of-stream page") }
+
+        // End trimming an intact end-of-stream page carried: its granule short of its packets' end.
+        let untrimmedEnd = base + audio.prefix { $0.pageIndex <= lastPageIndex }.reduce(0) { $0 + $1.samples }
+        let endTrim = stream.damage.isEmpty && lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0
+        let finalGranule = base + totalSamples - endTrim
+        let seconds = Double(max(0, finalGranule - base - stream.preSkip)) / 48_000
+        guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
+
+        let plan: RepairPlan
+        if stream.damage.isEmpty {
+            plan = endAt(lastPage, of: stream, finalGranule: Int64(finalGranule), in: bytes)
+        } else {
+            plan = rebuilt(audio, of: stream, base: base, in: bytes)
+        }
+        return RepairAnalysis(container: .oggOpus, problems: problems, seconds: seconds, verdict: .repairable(plan))
+    }
+
+    /// Everything up to `page` as it is, then `page` with the end-of-stream flag, without the
+    /// start of a packet it does not finish.
+    private static func endAt(_ page: OggPageHeader, of stream: OggOpusStream, finalGranule: Int64, in bytes: UnsafeRawBufferPointer) -> RepairPlan {
+        let kept = page.lacing.lastIndex { $0 < 255 }! + 1
+        let lacing = Array(page.lacing.prefix(kept))
+        let bodyLength = lacing.reduce(0) { $0 + Int($1) }
+        let body = Array(bytes[page.bodyOffset..<(page.bodyOffset + bodyLength)])
+        let last = OggPageHeader.build(flags: page.flags | OggPageHeader.endOfStream, granule: finalGranule, serial: page.serial,
+                                       sequence: page.sequence, lacing: lacing, body: body)
+        return RepairPlan(segments: [.original(0..<page.offset), .bytes(last)])
+    }
+
+    /// The header pages as they are, then every kept audio packet on new pages.
+    private static func rebuilt(_ audio: [OggOpusStream.Packet], of stream: OggOpusStream, base: Int, in bytes: UnsafeRawBufferPointer) -> RepairPlan {
+        let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
+        var segments: [RepairPlan.Segment] = [.original(0..<stream.headerEnd)]
+        var sequence = headerPages.last!.sequence &+ 1
+        var granule = Int64(base)
+        var lacing: [UInt8] = []
+        var body: [UInt8] = []
+        var pageSamples = 0
+        for (index, packet) in audio.enumerated() {
+            let packetLacing = OggPageHeader.lacing(forPacketOf: packet.length)
+            if !lacing.isEmpty && (lacing.count + packetLacing.count > 255 || pageSamples + packet.samples > samplesPerRebuiltPage) {
+                segments.append(.bytes(OggPageHeader.build(flags: 0, granule: granule, serial: stream.pages[0].serial, sequence: sequence, lacing: lacing, body: body)))
+                sequence &+= 1
+                lacing = []; body = []; pageSamples = 0
+            }
+            // A packet of more than 255 × 255 bytes would need to span pages; Opus packets are far smaller.
+            lacing += packetLacing
+            body += stream.bytes(of: packet, in: bytes)
+            pageSamples += packet.samples
+            granule += Int64(packet.samples)
+            if index == audio.count - 1 {
+                segments.append(.bytes(OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: granule, serial: stream.pages[0].serial,
+                                                           sequence: sequence, lacing: lacing, body: body)))
+            }
+        }
+        return RepairPlan(segments: segments)
+    }
+
+    /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.
+    static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let analysis = try? analyse(bytes) else { return "it is no longer an Ogg Opus stream" }
+        guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
+        guard let stream = try? OggOpusStream(bytes) else { return "it is no longer an Ogg Opus stream" }
+        return OpusDecoding.firstFailure(stream, in: bytes)
+    }
+}

@@ -1,0 +1,158 @@
+/// An Ogg Opus file read page by page (RFC 7845): its intact pages, the packets they carry, what
+/// is damaged between them and what is torn at the end.
+///
+/// Pages are found by their capture pattern and kept only when their CRC matches. A packet is kept
+/// only when every piece of it is: one that began on a lost page, or whose end was lost, is dropped
+/// with the damage. One logical stream only: a file multiplexing or chaining several is refused.
+struct OggOpusStream {
+    struct Packet {
+        /// Its bytes in the file: one range per page it spans.
+        var pieces: [Range<Int>]
+        /// The page it ends on (an index into `pages`).
+        var pageIndex: Int
+        var samples: Int
+        var length: Int { pieces.reduce(0) { $0 + $1.count } }
+    }
+
+    /// One gap between intact pages: the damaged bytes, and the packets it cost.
+    struct Damage {
+        var bytes: Range<Int>
+        /// Whether pages' sequence numbers jump there (a page missing whole, or damaged).
+        var sequenceGap: Bool
+        /// The packet before which the gap falls (an index into `packets`).
+        var beforePacket: Int
+    }
+
+    var pages: [OggPageHeader] = []
+    var packets: [Packet] = []
+    var damage: [Damage] = []
+    /// Bytes after the last intact page, or after the end-of-stream page.
+    var tail: Range<Int>?
+    /// Whether a packet was left unfinished at the end of the last intact page.
+    var endsInsidePacket = false
+    /// Where the header packets (OpusHead, OpusTags) end: the first audio page starts here.
+    var headerEnd = 0
+    /// Index into `packets` of the first audio packet (2, after the two header packets).
+    let firstAudioPacket = 2
+    var channels = 0
+    var preSkip = 0
+    var mappingFamily = 0
+    /// OpusHead's channel mapping: stream count, coupled count and table (family 1 and up).
+    var streams = 1
+    var coupledStreams = 0
+    var mapping: [UInt8] = []
+
+    init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
+        guard let first = OggPageHeader.parse(bytes, at: 0) else {
+            throw RepairFailure(.cannotRepair, bytes.matches("OggS", at: 0) ? "its first Ogg page is damaged: nothing to recover" : "not an Ogg stream")
+        }
+        guard first.flags & OggPageHeader.beginningOfStream != 0, bytes.matches("OpusHead", at: first.bodyOffset),
+              first.bodyLength >= 19, first.lacing.count == 1
+        else { throw RepairFailure(.cannotRepair, "an Ogg stream, but not Ogg Opus (no OpusHead first)") }
+        try readHead(UnsafeRawBufferPointer(rebasing: bytes[first.bodyOffset..<(first.bodyOffset + first.bodyLength)]))
+
+        var position = 0
+        var current: Packet?
+        var expectedSequence = first.sequence
+        var atEnd = false
+        while position < bytes.count && !atEnd {
+            guard let page = OggPageHeader.parse(bytes, at: position) else {
+                // Damage: the next intact page of this stream, or the torn tail.
+                var next = position + 1
+                var found: OggPageHeader?
+                while let candidate = bytes.firstIndex(of: Array("OggS".utf8), from: next) {
+                    if let page = OggPageHeader.parse(bytes, at: candidate), page.serial == first.serial { found = page; break }
+                    next = candidate + 1
+                }
+                guard let found else { tail = position..<bytes.count; break }
+                damage.append(Damage(bytes: position..<found.offset, sequenceGap: found.sequence != expectedSequence, beforePacket: packets.count))
+                current = nil
+                position = found.offset
+                continue
+            }
+            guard page.serial == first.serial else {
+                throw RepairFailure(.cannotRepair, "it holds more than one Ogg stream (chained or multiplexed), which repair does not handle")
+            }
+            if page.sequence != expectedSequence && !pages.isEmpty {
+                if damage.last?.bytes.upperBound == page.offset { damage[damage.count - 1].sequenceGap = true } else {
+                    damage.append(Damage(bytes: page.offset..<page.offset, sequenceGap: true, beforePacket: packets.count))
+                }
+                current = nil
+            }
+            expectedSequence = page.sequence &+ 1
+            let pageIndex = pages.count
+            pages.append(page)
+            var segmentStart = page.bodyOffset
+            // A continued page whose packet's start was lost: skip to that packet's end.
+            var skipping = page.isContinued && current == nil
+            if !page.isContinued && current != nil { current = nil }  // its end was lost
+            for value in page.lacing {
+                let piece = segmentStart..<(segmentStart + Int(value))
+                segmentStart += Int(value)
+                if skipping {
+                    if value < 255 { skipping = false }
+                    continue
+                }
+                if current == nil { current = Packet(pieces: [], pageIndex: pageIndex, samples: 0) }
+                if current!.pieces.last?.upperBound == piece.lowerBound {
+                    current!.pieces[current!.pieces.count - 1] = current!.pieces.last!.lowerBound..<piece.upperBound
+                } else {
+                    current!.pieces.append(piece)
+                }
+                if value < 255 {
+                    var packet = current!
+                    packet.pageIndex = pageIndex
+                    let firstByte = packet.pieces.first.flatMap { $0.isEmpty ? nil : bytes[$0.lowerBound] }
+                    let secondByte = Self.byte(1, of: packet, in: bytes)
+                    packet.samples = firstByte.map { opusPacketSamples($0, secondByte) } ?? 0
+                    packets.append(packet)
+                    current = nil
+                    if packets.count == 2 { headerEnd = page.range.upperBound }
+                }
+            }
+            position = page.range.upperBound
+            if page.isEndOfStream {
+                atEnd = true
+                if position < bytes.count { tail = position..<bytes.count }
+            }
+        }
+        endsInsidePacket = current != nil
+        guard packets.count >= 2, Self.packetStarts(packets[1], with: "OpusTags", in: bytes) else {
+            throw RepairFailure(.cannotRepair, "its OpusTags header is missing or damaged")
+        }
+        // RFC 7845 §3: audio starts on a fresh page, so the header pages can be kept as they are.
+        guard packets.count < 3 || packets[2].pieces[0].lowerBound >= headerEnd, damage.allSatisfy({ $0.bytes.lowerBound >= headerEnd })
+        else { throw RepairFailure(.cannotRepair, "its header pages are damaged") }
+    }
+
+    private mutating func readHead(_ head: UnsafeRawBufferPointer) throws(RepairFailure) {
+        channels = Int(head[9])
+        preSkip = Int(head.littleEndian(at: 10, bytes: 2))
+        mappingFamily = Int(head[18])
+        guard channels >= 1 else { throw RepairFailure(.cannotRepair, "its OpusHead names no channels") }
+        if mappingFamily != 0 {
+            guard head.count >= 21 + channels else { throw RepairFailure(.cannotRepair, "its OpusHead's channel mapping is cut short") }
+            streams = Int(head[19])
+            coupledStreams = Int(head[20])
+            mapping = Array(head[21..<(21 + channels)])
+        }
+    }
+
+    private static func byte(_ index: Int, of packet: Packet, in bytes: UnsafeRawBufferPointer) -> UInt8? {
+        var skip = index
+        for piece in packet.pieces {
+            if skip < piece.count { return bytes[piece.lowerBound + skip] }
+            skip -= piece.count
+        }
+        return nil
+    }
+
+    private static func packetStarts(_ packet: Packet, with text: String, in bytes: UnsafeRawBufferPointer) -> Bool {
+        Array(text.utf8).enumerated().allSatisfy { byte(Int($0.offset), of: packet, in: bytes) == $0.element }
+    }
+
+    /// The packet's bytes, joined.
+    func bytes(of packet: Packet, in file: UnsafeRawBufferPointer) -> [UInt8] {
+        packet.pieces.flatMap { Array(file[$0]) }
+    }
+}

@@ -1,0 +1,84 @@
+/// An Ogg page's header (RFC 3533 §6), read and checked, and new pages built for a repair.
+struct OggPageHeader {
+    static let continued: UInt8 = 0x01
+    static let beginningOfStream: UInt8 = 0x02
+    static let endOfStream: UInt8 = 0x04
+    static let fixedHeaderLength = 27
+
+    let offset: Int
+    let flags: UInt8
+    /// -1 when no packet ends on the page.
+    let granule: Int64
+    let serial: UInt32
+    let sequence: UInt32
+    /// The segment table: a value under 255 ends a packet.
+    let lacing: [UInt8]
+
+    var headerLength: Int { Self.fixedHeaderLength + lacing.count }
+    var bodyLength: Int { lacing.reduce(0) { $0 + Int($1) } }
+    var length: Int { headerLength + bodyLength }
+    var range: Range<Int> { offset..<(offset + length) }
+    var bodyOffset: Int { offset + headerLength }
+    var isContinued: Bool { flags & Self.continued != 0 }
+    var isEndOfStream: Bool { flags & Self.endOfStream != 0 }
+    var completesPacket: Bool { lacing.contains { $0 < 255 } }
+
+    /// The page at `offset` if it is whole and its CRC matches; nil otherwise.
+    static func parse(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> OggPageHeader? {
+        guard offset + fixedHeaderLength <= bytes.count, bytes.matches("OggS", at: offset), bytes[offset + 4] == 0 else { return nil }
+        let segments = Int(bytes[offset + 26])
+        guard offset + fixedHeaderLength + segments <= bytes.count else { return nil }
+        let lacing = Array(bytes[(offset + fixedHeaderLength)..<(offset + fixedHeaderLength + segments)])
+        let page = OggPageHeader(offset: offset, flags: bytes[offset + 5],
+                                 granule: Int64(bitPattern: bytes.littleEndian(at: offset + 6, bytes: 8)),
+                                 serial: UInt32(bytes.littleEndian(at: offset + 14, bytes: 4)),
+                                 sequence: UInt32(bytes.littleEndian(at: offset + 18, bytes: 4)), lacing: lacing)
+        guard page.range.upperBound <= bytes.count else { return nil }
+        var crc = Checksums.oggCRC(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 22)]))
+        crc = Checksums.oggCRC([0, 0, 0, 0], startingAt: crc)
+        crc = Checksums.oggCRC(UnsafeRawBufferPointer(rebasing: bytes[(offset + 26)..<page.range.upperBound]), startingAt: crc)
+        guard crc == UInt32(bytes.littleEndian(at: offset + 22, bytes: 4)) else { return nil }
+        return page
+    }
+
+    /// A whole page with its CRC.
+    static func build(flags: UInt8, granule: Int64, serial: UInt32, sequence: UInt32, lacing: [UInt8], body: [UInt8]) -> [UInt8] {
+        var page = Array("OggS".utf8) + [0, flags]
+        page.appendLittleEndian(UInt64(bitPattern: granule), bytes: 8)
+        page.appendLittleEndian(UInt64(serial), bytes: 4)
+        page.appendLittleEndian(UInt64(sequence), bytes: 4)
+        page += [0, 0, 0, 0, UInt8(lacing.count)]
+        page += lacing
+        page += body
+        page.putLittleEndian(UInt64(Checksums.oggCRC(page)), bytes: 4, at: 22)
+        return page
+    }
+
+    /// The lacing values for a packet of `length` bytes: 255s, then the remainder (0 when a
+    /// multiple of 255, so the packet's end is marked).
+    static func lacing(forPacketOf length: Int) -> [UInt8] {
+        [UInt8](repeating: 255, count: length / 255) + [UInt8(length % 255)]
+    }
+}
+
+/// The number of 48 kHz samples an Opus packet decodes to, from its TOC byte and frame count
+/// (RFC 6716 §3.1); 0 for a packet too short to say. For a multistream packet the first stream's
+/// TOC speaks for all (every stream of a packet has the same duration).
+func opusPacketSamples(_ first: UInt8, _ second: UInt8?) -> Int {
+    let config = Int(first >> 3)
+    let frameSamples: Int
+    switch config {
+    case 0..<12: frameSamples = [480, 960, 1920, 2880][config % 4]
+    case 12..<16: frameSamples = [480, 960][config % 2]
+    default: frameSamples = [120, 240, 480, 960][config % 4]
+    }
+    let frames: Int
+    switch first & 0x3 {
+    case 0: frames = 1
+    case 1, 2: frames = 2
+    default:
+        guard let second else { return 0 }
+        frames = Int(second & 0x3F)
+    }
+    return frameSamples * frames
+}

@@ -1,0 +1,154 @@
+/// Repairs a RIFF/RF64 WAVE file from any writer: sets the RIFF and data sizes from what the file
+/// holds, cuts a torn last frame, and makes a file past 4 GiB RF64 (EBU Tech 3306) — in place of a
+/// JUNK chunk of 28 bytes or more right after the RIFF header where there is one (hark, BWF
+/// writers and ffmpeg reserve it), by inserting a ds64 chunk where there is not.
+///
+/// A data size shorter than the file is trusted only when what follows it is a sequence of whole
+/// chunks ending at the end of the file (some writers put LIST or id3 chunks after the audio);
+/// otherwise the size is stale (a recorder killed between two size updates) and the audio runs to
+/// the end of the file.
+enum WAVRepair {
+    static let unknownSize: UInt64 = 0xFFFF_FFFF
+
+    static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
+        let layout = try WAVLayout(bytes)
+        let available = bytes.count - layout.dataStart
+        var problems: [String] = []
+        var dataBytes: Int
+        var trailing: Range<Int>?
+        if let declared = layout.declaredDataBytes, declared <= available,
+           let after = wholeChunks(in: bytes, from: layout.dataStart + declared + declared % 2) ?? (declared % 2 == 1 && layout.dataStart + declared == bytes.count ? bytes.count..<bytes.count : nil) {
+            dataBytes = declared
+            trailing = after.isEmpty ? nil : after
+        } else {
+            dataBytes = available - available % layout.blockAlign
+            switch layout.declaredDataBytes {
+            case nil: problems.append("sizes unknown (written to a pipe)")
+            case 0?: problems.append("data size 0 (never updated)")
+            case let declared?: problems.append("data size says \(declared) bytes, the file holds \(dataBytes)")
+            }
+            if available % layout.blockAlign != 0 {
+                problems.append("\(available % layout.blockAlign) bytes of a torn frame at the end, cut")
+            }
+        }
+        let fileBytes = layout.dataStart + dataBytes + dataBytes % 2 + (trailing?.count ?? 0)
+        let needsRF64 = fileBytes - 8 > Int(unknownSize) - 1 || dataBytes > Int(unknownSize) - 1
+        let frames = dataBytes / layout.blockAlign
+        let seconds = Double(frames) / Double(layout.sampleRate)
+        if needsRF64 && !layout.isRF64 { problems.append("past 4 GiB as plain RIFF: made RF64") }
+        if layout.isRF64 {
+            if layout.ds64 == nil { throw RepairFailure(.cannotRepair, "an RF64 file without its ds64 chunk") }
+            if problems.isEmpty && (layout.ds64!.riffBytes != UInt64(fileBytes - 8) || layout.ds64!.frames != UInt64(frames)) {
+                problems.append("ds64 sizes wrong")
+            }
+        } else if problems.isEmpty && layout.riffBytes != UInt64(fileBytes - 8) {
+            problems.append(layout.riffBytes == unknownSize ? "RIFF size unknown" : "RIFF size says \(layout.riffBytes), the file holds \(fileBytes - 8)")
+        }
+        guard !problems.isEmpty else { return RepairAnalysis(container: .wav, problems: [], seconds: seconds, verdict: .sound) }
+
+        var header = Array(bytes[0..<layout.dataStart])
+        var dataSizeField = layout.dataStart - 4
+        if needsRF64 || layout.isRF64 {
+            var ds64Offset: Int
+            if let ds64 = layout.ds64 {
+                ds64Offset = ds64.offset
+            } else if let junk = layout.junk, junk.size >= 28 {
+                ds64Offset = junk.offset
+                header.replaceSubrange(ds64Offset..<(ds64Offset + 4), with: Array("ds64".utf8))
+            } else {
+                ds64Offset = 12
+                var chunk = Array("ds64".utf8)
+                chunk.appendLittleEndian(28, bytes: 4)
+                chunk += [UInt8](repeating: 0, count: 28)
+                header.insert(contentsOf: chunk, at: 12)
+                dataSizeField += chunk.count
+            }
+            let total = fileBytes + header.count - layout.dataStart
+            header.replaceSubrange(0..<4, with: Array("RF64".utf8))
+            header.putLittleEndian(unknownSize, bytes: 4, at: 4)
+            header.putLittleEndian(UInt64(total - 8), bytes: 8, at: ds64Offset + 8)
+            header.putLittleEndian(UInt64(dataBytes), bytes: 8, at: ds64Offset + 16)
+            header.putLittleEndian(UInt64(frames), bytes: 8, at: ds64Offset + 24)
+            header.putLittleEndian(unknownSize, bytes: 4, at: dataSizeField)
+        } else {
+            header.putLittleEndian(UInt64(fileBytes - 8), bytes: 4, at: 4)
+            header.putLittleEndian(UInt64(dataBytes), bytes: 4, at: dataSizeField)
+        }
+        var segments: [RepairPlan.Segment] = [.bytes(header), .original(layout.dataStart..<(layout.dataStart + dataBytes))]
+        if dataBytes % 2 == 1 { segments.append(.bytes([0])) }
+        if let trailing { segments.append(.original(trailing)) }
+        return RepairAnalysis(container: .wav, problems: problems, seconds: seconds, verdict: .repairable(RepairPlan(segments: segments)))
+    }
+
+    /// Checks a written repair: it must analyse as sound.
+    static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let analysis = try? analyse(bytes) else { return "it is no longer a WAV file" }
+        guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
+        return nil
+    }
+
+    /// The range from `offset` to the end of the file if it is whole chunks (each with its pad
+    /// byte), nil if not.
+    private static func wholeChunks(in bytes: UnsafeRawBufferPointer, from offset: Int) -> Range<Int>? {
+        var position = offset
+        while position < bytes.count {
+            guard position + 8 <= bytes.count, (0..<4).allSatisfy({ (0x20...0x7E).contains(bytes[position + $0]) }) else { return nil }
+            let size = Int(bytes.littleEndian(at: position + 4, bytes: 4))
+            position += 8 + size + size % 2
+        }
+        return position == bytes.count ? offset..<position : nil
+    }
+}
+
+/// A WAVE file's chunks up to its audio: the RIFF (or RF64) header, ds64, fmt, and the data chunk's header.
+struct WAVLayout {
+    struct Chunk { let offset: Int; let size: Int }
+    struct DS64 { let offset: Int; let riffBytes: UInt64; let dataBytes: UInt64; let frames: UInt64 }
+
+    let isRF64: Bool
+    let riffBytes: UInt64
+    var ds64: DS64?
+    var junk: Chunk?
+    var blockAlign = 0
+    var sampleRate = 0
+    /// Where the audio starts, just after the data chunk's header.
+    var dataStart = 0
+    /// The data chunk's size as the file states it; nil for "unknown" (0xFFFFFFFF in a RIFF file).
+    var declaredDataBytes: Int?
+
+    init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
+        guard bytes.count >= 12, bytes.matches("RIFF", at: 0) || bytes.matches("RF64", at: 0) || bytes.matches("BW64", at: 0),
+              bytes.matches("WAVE", at: 8)
+        else { throw RepairFailure(.cannotRepair, "not a WAV file") }
+        isRF64 = !bytes.matches("RIFF", at: 0)
+        riffBytes = bytes.littleEndian(at: 4, bytes: 4)
+        var position = 12
+        var hasFormat = false
+        while true {
+            guard position + 8 <= bytes.count else {
+                throw RepairFailure(.cannotRepair, hasFormat ? "no data chunk: nothing to recover" : "the WAV header is cut short: no fmt chunk")
+            }
+            let size = Int(bytes.littleEndian(at: position + 4, bytes: 4))
+            if bytes.matches("data", at: position) {
+                dataStart = position + 8
+                let declared = UInt64(size)
+                if isRF64 && declared == WAVRepair.unknownSize, let ds64 { declaredDataBytes = Int(clamping: ds64.dataBytes) }
+                else if declared != WAVRepair.unknownSize { declaredDataBytes = size }
+                break
+            }
+            guard position + 8 + size <= bytes.count else { throw RepairFailure(.cannotRepair, "the WAV header is cut short") }
+            if bytes.matches("ds64", at: position) && isRF64 && size >= 24 {
+                ds64 = DS64(offset: position, riffBytes: bytes.littleEndian(at: position + 8, bytes: 8),
+                            dataBytes: bytes.littleEndian(at: position + 16, bytes: 8), frames: bytes.littleEndian(at: position + 24, bytes: 8))
+            } else if bytes.matches("JUNK", at: position) && position == 12 {
+                junk = Chunk(offset: position, size: size)
+            } else if bytes.matches("fmt ", at: position) && size >= 16 {
+                sampleRate = Int(bytes.littleEndian(at: position + 12, bytes: 4))
+                blockAlign = Int(bytes.littleEndian(at: position + 20, bytes: 2))
+                hasFormat = true
+            }
+            position += 8 + size + size % 2
+        }
+        guard hasFormat, blockAlign > 0, sampleRate > 0 else { throw RepairFailure(.cannotRepair, "its fmt chunk is missing or describes no audio") }
+    }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Recorder
+import Repair
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hark repair FILE…`: finds what is wrong with recordings left unfinished (a killed recorder, a
+/// power cut, a FLAC piped into a file) and, with --write, repairs them.
+///
+/// A dry run unless --write is given, as `git clean` without -f and `fsck -n`: the command names
+/// archive files the user may have only one copy of, so the default only reads, and changing them
+/// takes a word that says so.
+struct RepairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Check FLAC, Ogg Opus and WAV files and repair what a killed recording left (--write).",
+        discussion: """
+            Without --write, says for each file what is wrong and what a repair would keep, and \
+            changes nothing. With --write, the repaired file is written beside the original, \
+            checked by decoding it, and only then renamed over it; --keep keeps the original as \
+            NAME.orig. A file that is already whole is never rewritten.
+
+            FLAC: keeps every frame whose CRC checks, silences damaged ones (the timeline holds), \
+            cuts a torn tail, sets total samples, frame sizes, MD5 and seek points. Ogg Opus: cuts \
+            after the last whole packet, drops damaged pages, ends the stream with the end-of-stream \
+            flag and its granule position. WAV: sets the sizes, cuts a torn frame, makes a file past \
+            4 GiB RF64.
+
+            Exit codes: 0 nothing to do; 1 repaired; 2 damaged and repairable (dry run); 65 cannot \
+            repair (not FLAC, Ogg Opus or WAV, nothing to recover, or damage a repair would hide); \
+            66 cannot open; 73 cannot create the temporary file; 74 I/O error while writing; 75 a \
+            recording is still writing the file; 130 interrupted. With several files, the most \
+            serious wins.
+            """)
+
+    @Flag(name: .long, help: "Repair the files (without it, only report).")
+    var write = false
+
+    @Flag(name: .long, help: "With --write, keep each original as NAME.orig.")
+    var keep = false
+
+    @Argument(help: "The files to check.")
+    var files: [String] = []
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("name the files to check") }
+        if keep && !write { throw ValidationError("--keep applies with --write") }
+    }
+
+    func run() throws {
+        var outcomes: [RepairOutcome] = []
+        for file in files {
+            let outcome = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
+            Console.notice(outcome.line)
+            outcomes.append(outcome)
+            if case .failed(let failure) = outcome.result, failure.kind == .interrupted { break }
+        }
+        let code = outcomes.map(\.exitCode).max { Self.severity($0) < Self.severity($1) } ?? 0
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// How serious each exit code is, for a run over several files: the worst is reported.
+    static func severity(_ code: Int32) -> Int {
+        [0, 1, 2, 65, 66, 75, 73, 74, 130].firstIndex(of: code) ?? 0
+    }
+}
+
+extension RepairOutcome {
+    var exitCode: Int32 {
+        switch result {
+        case .sound: 0
+        case .repaired: 1
+        case .wouldRepair: 2
+        case .failed(let failure):
+            switch failure.kind {
+            case .cannotRepair, .verificationFailed: 65
+            case .cannotOpen: 66
+            case .cannotCreate: 73
+            case .ioError: 74
+            case .inUse: 75
+            case .interrupted: 130
+            }
+        }
+    }
+}
