@@ -11,6 +11,10 @@ enum FLACRepair {
         let stream = metadata.streamInfo
         let walk = FLACFrameWalk(bytes, metadata: metadata)
         guard let first = walk.frames.first else {
+            // A recording stopped before its first frame: an empty stream, whole as it is.
+            if bytes.count == metadata.audioStart && stream.totalSamples == 0 {
+                return RepairAnalysis(container: .flac, problems: [], seconds: 0, verdict: .sound)
+            }
             let what = bytes.count > metadata.audioStart ? "no intact audio frame" : "no audio after the header"
             return RepairAnalysis(container: .flac, problems: [what], seconds: 0, verdict: .unrepairable("\(what): nothing to recover"))
         }

@@ -23,7 +23,7 @@ enum WAVRepair {
         } else {
             dataBytes = available - available % layout.blockAlign
             switch layout.declaredDataBytes {
-            case nil: problems.append("sizes unknown (written to a pipe)")
+            case nil: problems.append("sizes unknown (written to a pipe, or never updated)")
             case 0?: problems.append("data size 0 (never updated)")
             case let declared?: problems.append("data size says \(declared) bytes, the file holds \(dataBytes)")
             }

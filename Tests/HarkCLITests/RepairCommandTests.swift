@@ -1,0 +1,136 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// `hark repair` as a user meets it: a whole file is never touched, a dry run changes nothing,
+/// damage in the middle is repaired and reported, each outcome has its exit code, and a file still
+/// being recorded is refused.
+@Suite struct RepairCommandTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    /// The signal as FLAC (flac -5), Ogg Opus (opusenc) and WAV (sox), each encoded by its reference tool.
+    static func peerFiles(_ rig: ALSATestRig, seconds: Int) throws -> [(codec: String, path: String)] {
+        let raw = "--force-raw-format --endian=little --sign=signed --channels=2 --bps=16 --sample-rate=48000"
+        let input = rig.inputFile.path
+        let script = """
+            set -e
+            flac -s -5 \(raw) -o '\(rig.path("peer.flac"))' '\(input)'
+            opusenc --quiet --raw --raw-rate 48000 '\(input)' '\(rig.path("peer.opus"))'
+            sox -t raw -r 48000 -e signed -b 16 -c 2 '\(input)' '\(rig.path("peer.wav"))'
+            """
+        let made = try runTool("bash", ["-c", script])
+        guard made.status == 0 else { throw TestRigError("encoding the peer files: \(made.standardError)") }
+        return [("flac", rig.path("peer.flac")), ("opus", rig.path("peer.opus")), ("wav", rig.path("peer.wav"))]
+    }
+
+    @Test func wholeFilesFromHarkAndItsPeersAreLeftByteIdentical() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        var files = try Self.peerFiles(rig, seconds: 3)
+        for codec in ["flac", "opus", "wav"] {
+            let path = rig.path("hark.\(codec)")
+            let recorded = try runHark(["record", "-D", "filecap", "-d", "3", "-o", path], rig: rig)
+            try #require(recorded.status == 0, "\(recorded.standardError)")
+            files.append((codec, path))
+        }
+        for (codec, path) in files {
+            let original = try RepairTools.bytes(path)
+            let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+            let result = try RepairTools.repair(["--write", path], rig: rig)
+            #expect(result.status == 0, "\(path): \(result.standardError)")
+            #expect(result.standardError.contains("nothing to do"), "\(path): \(result.standardError)")
+            #expect(try RepairTools.bytes(path) == original, "\(codec) file \(path) was changed")
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == modified)
+        }
+    }
+
+    @Test func aDryRunChangesNothingAndExitCodesTellOutcomesApart() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = try Self.peerFiles(rig, seconds: 4)[0].path
+        let damaged = rig.path("damaged.flac")
+        try RepairTools.bytes(flac).prefix(300_000).write(to: URL(fileURLWithPath: damaged))
+        let damagedBytes = try RepairTools.bytes(damaged)
+
+        let dryRun = try RepairTools.repair([damaged], rig: rig)
+        #expect(dryRun.status == 2, "\(dryRun.standardError)")
+        #expect(dryRun.errorLines.count == 1)
+        #expect(dryRun.standardError.contains("would repair (FLAC)") && dryRun.standardError.contains("--write"), "\(dryRun.standardError)")
+        #expect(try RepairTools.bytes(damaged) == damagedBytes, "a dry run changed the file")
+        #expect(RepairTools.hiddenFiles(in: rig.directory.path).filter { $0.contains("repair") }.isEmpty)
+
+        #expect(try RepairTools.repair(["--keep", damaged], rig: rig).status == 64, "--keep without --write is a usage error")
+        let written = try RepairTools.repair(["--write", "--keep", damaged], rig: rig)
+        #expect(written.status == 1, "\(written.standardError)")
+        #expect(written.standardError.contains("the original is \(damaged).orig"), "\(written.standardError)")
+        #expect(try RepairTools.bytes(damaged + ".orig") == damagedBytes, "--keep kept the original as it was")
+        #expect(try FLACTools.test(damaged).status == 0)
+        #expect(try RepairTools.repair([damaged], rig: rig).status == 0, "a repaired file needs nothing more")
+
+        let text = rig.path("notes.txt")
+        try Data("not audio\n".utf8).write(to: URL(fileURLWithPath: text))
+        let notAudio = try RepairTools.repair([text], rig: rig)
+        #expect(notAudio.status == 65)
+        #expect(notAudio.errorLines == ["hark: \(text): cannot repair: not a FLAC, Ogg Opus or WAV file"])
+        #expect(try RepairTools.repair([rig.path("missing.flac")], rig: rig).status == 66)
+        // Several files: a line each, and the most serious outcome's code.
+        let mixed = try RepairTools.repair([flac, damaged + ".orig", text], rig: rig)
+        #expect(mixed.errorLines.count == 3)
+        #expect(mixed.status == 65)
+        #expect(try RepairTools.repair([flac, damaged + ".orig"], rig: rig).status == 2)
+    }
+
+    @Test func aFlippedByteInAFLACFrameBecomesSilenceOfTheSameLength() throws {
+        let signal = TestSignal(format: Self.format, frames: 6 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = try Self.peerFiles(rig, seconds: 6)[0].path
+        let size = try RepairTools.bytes(flac).count
+        try RepairTools.flipByte(flac, at: size / 2)
+        #expect(try FLACTools.test(flac).status != 0, "flac -t sees the damage")
+        let result = try RepairTools.repair(["--write", flac], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("ms lost at") && result.standardError.contains("made silence"), "\(result.standardError)")
+        #expect(try FLACTools.test(flac).status == 0)
+        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        #expect(decoded.count == signal.samples.count, "the timeline holds")
+        let differing = decoded.indices.filter { decoded[$0] != signal.samples[$0] }
+        let first = try #require(differing.first), last = try #require(differing.last)
+        #expect(last - first < 2 * 4_608 * 2, "one frame or two differ, not more")
+        #expect(decoded[first...last].allSatisfy { $0 == 0 }, "what differs is silence")
+    }
+
+    @Test func aFlippedByteInAnOggPageDropsThatPageAndSaysWhere() throws {
+        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let opus = try Self.peerFiles(rig, seconds: 8)[1].path
+        let before = try OpusTools.decode(opus).samples.count
+        let size = try RepairTools.bytes(opus).count
+        try RepairTools.flipByte(opus, at: size / 2)
+        let result = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("damaged bytes at") && result.standardError.contains("dropped"), "\(result.standardError)")
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean, "\(info.text)")
+        let after = try OpusTools.decode(opus).samples.count
+        #expect(after < before && after > before / 2, "one page's packets are dropped (\(after) of \(before) samples left)")
+    }
+
+    @Test func aFileStillBeingRecordedIsRefused() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("live.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", output], rig: rig)
+        defer { recording.send(SIGKILL); _ = recording.wait(timeout: 10) }
+        let deadline = Date().addingTimeInterval(30)
+        // Past the header (STREAMINFO, tags, a seek table for 30 s): audio is being written.
+        while ((try? RepairTools.bytes(output).count) ?? 0) < 8_192 && Date() < deadline { usleep(20_000) }
+        let result = try RepairTools.repair(["--write", output], rig: rig)
+        #expect(result.status == 75, "\(result.standardError)")
+        #expect(result.standardError.contains("being recorded"), "\(result.standardError)")
+        recording.send(SIGINT)
+        #expect(recording.wait(timeout: 20).status == 0)
+        let finished = try RepairTools.repair([output], rig: rig)
+        #expect(finished.status == 0, "once finished, it is whole: \(finished.standardError)")
+    }
+}
