@@ -27,10 +27,13 @@ public struct AccessLogEntry: Sendable, Equatable {
     public var framesLostToOverruns: Int?
     /// Of those, the frames replaced by silence (`--pad-overruns`); absent when not padding.
     public var framesPadded: Int?
+    /// The recording's id, as its `RecordingStart` line gave it (absent in older lines): how an
+    /// entry says that the recording it started has ended.
+    public var recordingID: String?
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
                 frames: Int, consent: ConsentSource, resource: PermissionResource = .microphone, ended: String,
-                framesDropped: Int? = nil, overruns: Int? = nil, framesLostToOverruns: Int? = nil, framesPadded: Int? = nil) {
+                framesDropped: Int? = nil, overruns: Int? = nil, framesLostToOverruns: Int? = nil, framesPadded: Int? = nil, recordingID: String? = nil) {
         self.start = start
         self.end = end
         self.app = app
@@ -45,6 +48,7 @@ public struct AccessLogEntry: Sendable, Equatable {
         self.overruns = overruns
         self.framesLostToOverruns = framesLostToOverruns
         self.framesPadded = framesPadded
+        self.recordingID = recordingID
     }
 }
 
@@ -63,15 +67,22 @@ public struct AccessLog: Sendable {
 
     /// Appends `entry`. Not real-time safe; called once per recording, after it ended.
     public func append(_ entry: AccessLogEntry) throws(PermissionChangeError) {
+        guard let line = entry.encodedLine() else {
+            throw PermissionChangeError(message: "cannot encode an access log entry")
+        }
+        try appendLine(line)
+    }
+
+    /// Appends one line of JSON (without its newline): an entry, or an event of a recording's
+    /// life (`RecordingStart`).
+    func appendLine(_ json: [UInt8]) throws(PermissionChangeError) {
         let directory = String(path[..<path.lastIndex(of: "/")!])
         do throws(SecureFile.Problem) {
             try SecureFile.makePrivateDirectory(directory)
         } catch {
             throw PermissionChangeError(message: "the access log directory \(directory) \(error.text)")
         }
-        guard var line = entry.encodedLine() else {
-            throw PermissionChangeError(message: "cannot encode an access log entry")
-        }
+        var line = json
         line.append(0x0A)
         SecureFile.withExclusiveLock(path + ".lock") {
             var info = stat()
@@ -96,13 +107,17 @@ public struct AccessLog: Sendable {
         }
     }
 
-    /// All entries, oldest first (the rotated file, then the current one). Unparseable lines are skipped.
+    /// All entries, oldest first (the rotated file, then the current one). Unparseable lines, and
+    /// the lines of events (`RecordingStart`), are skipped.
     public func entries() -> [AccessLogEntry] {
-        [path + ".1", path].flatMap { file -> [AccessLogEntry] in
+        lines().compactMap(AccessLogEntry.init(json:))
+    }
+
+    /// Every line that parses as JSON, oldest first.
+    func lines() -> [JSONValue] {
+        [path + ".1", path].flatMap { file -> [JSONValue] in
             guard let bytes = try? SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536) else { return [] }
-            return bytes.split(separator: 0x0A).compactMap { line in
-                (try? JSONValue(parsing: Array(line))).flatMap(AccessLogEntry.init(json:))
-            }
+            return bytes.split(separator: 0x0A).compactMap { try? JSONValue(parsing: Array($0)) }
         }
     }
 }
@@ -133,6 +148,7 @@ extension AccessLogEntry {
         members["overruns"] = overruns.map { .number(Double($0)) }
         members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
         members["framesPadded"] = framesPadded.map { .number(Double($0)) }
+        members["id"] = recordingID.map { .string($0) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -160,6 +176,6 @@ extension AccessLogEntry {
         }
         self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
                   consent: consent, resource: resource, ended: ended, framesDropped: framesDropped, overruns: overruns,
-                  framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded)
+                  framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded, recordingID: json["id"]?.stringValue)
     }
 }

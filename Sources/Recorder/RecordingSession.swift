@@ -106,6 +106,11 @@ public final class RecordingSession {
         return names.count <= 2 ? names.joined(separator: " and ") : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
+    /// Each file output's first file (strftime patterns expanded); stdout has none.
+    public var outputFiles: [String] {
+        outputs.compactMap { output in if case .file(let path) = output.destination { path } else { nil } }
+    }
+
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }
 

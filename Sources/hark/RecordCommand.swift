@@ -161,6 +161,11 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
+        // The access log learns of the recording now, so one that never ends (SIGKILL, a power cut)
+        // is still known to `hark repair --unfinished`; its entry at the end carries the same id.
+        let recordingStart = RecordingStart(outputs: session.outputFiles.map(absolutePath), device: device, start: session.startTime)
+        try? AccessLog().appendStart(recordingStart)
+        if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {
             Console.notice("device '\(device)': \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
@@ -187,7 +192,7 @@ struct RecordCommand: ParsableCommand {
             watch.wakeDescriptors
         }
         statusLine.clear()
-        logAccess(summary, grant: session.grant, started: session.startTime, device: device)
+        logAccess(summary, grant: session.grant, started: session.startTime, device: device, recordingID: recordingStart.id)
         if verbose {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
@@ -215,14 +220,14 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
-    private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String) {
+    private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String, recordingID: String) {
         let entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
             format: "\(summary.format), \(summary.outputs.map(\.codec).joined(separator: ", "))",
             output: summary.outputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
-            framesPadded: summary.padsLostTime ? summary.framesPadded : nil)
+            framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)
         } catch {
@@ -232,7 +237,7 @@ struct RecordCommand: ParsableCommand {
 }
 
 /// `path` made absolute against the working directory ("stdout" stays as it is), for the log.
-private func absolutePath(_ path: String) -> String {
+func absolutePath(_ path: String) -> String {
     guard path != "stdout", !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
     defer { free(directory) }
     return String(cString: directory) + "/" + path

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Recorder
+import RecordPermission
 import Repair
 #if canImport(Glibc)
 import Glibc
@@ -40,15 +41,55 @@ struct RepairCommand: ParsableCommand {
     @Flag(name: .long, help: "With --write, keep each original as NAME.orig.")
     var keep = false
 
+    @Flag(name: .long, help: "Check the recordings the access log says never ended (killed, or a power cut), instead of FILEs.")
+    var unfinished = false
+
     @Argument(help: "The files to check.")
     var files: [String] = []
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("name the files to check") }
+        if files.isEmpty && !unfinished { throw ValidationError("name the files to check, or give --unfinished") }
+        if !files.isEmpty && unfinished { throw ValidationError("--unfinished checks the recordings the access log names; give no files with it") }
         if keep && !write { throw ValidationError("--keep applies with --write") }
     }
 
     func run() throws {
+        if unfinished { return try runUnfinished() }
+        let outcomes = repair(files)
+        let code = Self.exitCode(outcomes)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Each unfinished recording's files, checked (or repaired); one repaired, or whose files are
+    /// whole or gone, is logged as dealt with and not listed again.
+    private func runUnfinished() throws {
+        let log = AccessLog()
+        let recordings = log.unfinishedRecordings()
+        guard !recordings.isEmpty else {
+            Console.notice("no unfinished recordings: every recording the access log knows of ended")
+            return
+        }
+        var all: [RepairOutcome] = []
+        for (start, _) in recordings {
+            let files = start.outputs.isEmpty ? "to stdout only: nothing to repair" : start.outputs.joined(separator: ", ")
+            Console.notice("unfinished recording started \(start.start.localISO8601 ?? "\(start.start)") from '\(start.device)': \(files)")
+            let present = start.outputs.filter { somethingExists(at: $0) }
+            for missing in start.outputs where !present.contains(missing) { Console.notice("\(missing): no longer there") }
+            let outcomes = repair(present)
+            all += outcomes
+            let dealtWith = outcomes.allSatisfy { outcome in
+                switch outcome.result {
+                case .sound, .repaired: true
+                case .wouldRepair, .failed: false
+                }
+            }
+            if write && dealtWith { try? log.appendEvent(.repaired, recordingID: start.id) }
+        }
+        let code = Self.exitCode(all)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    private func repair(_ files: [String]) -> [RepairOutcome] {
         var outcomes: [RepairOutcome] = []
         for file in files {
             let outcome = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
@@ -56,14 +97,24 @@ struct RepairCommand: ParsableCommand {
             outcomes.append(outcome)
             if case .failed(let failure) = outcome.result, failure.kind == .interrupted { break }
         }
-        let code = outcomes.map(\.exitCode).max { Self.severity($0) < Self.severity($1) } ?? 0
-        if code != 0 { throw ExitCode(code) }
+        return outcomes
+    }
+
+    /// The most serious outcome's exit code (0 for none).
+    static func exitCode(_ outcomes: [RepairOutcome]) -> Int32 {
+        outcomes.map(\.exitCode).max { severity($0) < severity($1) } ?? 0
     }
 
     /// How serious each exit code is, for a run over several files: the worst is reported.
     static func severity(_ code: Int32) -> Int {
         [0, 1, 2, 65, 66, 75, 73, 74, 130].firstIndex(of: code) ?? 0
     }
+}
+
+/// Whether anything is at `path`. The corresponding C function is `lstat`.
+private func somethingExists(at path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
 }
 
 extension RepairOutcome {

@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recording that has started, as the access log keeps it: a line written when the output files
+/// exist, before the first audio, so a recording that never ends (SIGKILL, a power cut, a crash)
+/// is still known. Its entry, written when it ends, carries the same `id`; a start with no entry
+/// and no live process is an unfinished recording (`hark repair --unfinished`).
+///
+///     {"boot":"…","event":"started","id":"…","output":"/home/a/talk.flac","pid":4242,"processStart":123456,"start":"…"}
+///
+/// Lines of events have no "end", so `AccessLog.entries()` and earlier versions skip them.
+public struct RecordingStart: Sendable, Equatable {
+    public let id: String
+    public let start: WallClockTime
+    /// Absolute paths of the files the recording writes (its first files, when it splits).
+    public let outputs: [String]
+    public let device: String
+    let processID: Int32
+    /// The kernel's boot id and the process's start time in clock ticks since boot
+    /// (/proc/self/stat, field 22): with the pid, they tell a live recorder from a reused pid.
+    let bootID: String
+    let processStart: UInt64
+
+    /// A start for this process, now, with a new random id.
+    public init(outputs: [String], device: String, start: WallClockTime = .now()) {
+        id = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined(separator: "-")
+        self.start = start
+        self.outputs = outputs
+        self.device = device
+        processID = getpid()
+        bootID = Self.currentBootID
+        processStart = Self.startTime(of: getpid()) ?? 0
+    }
+
+    init?(json: JSONValue) {
+        guard json["event"]?.stringValue == "started", let id = json["id"]?.stringValue,
+              let start = json["start"]?.stringValue.flatMap(WallClockTime.init(iso8601:)),
+              let output = json["output"]?.stringValue, let pid = json["pid"]?.exactInt,
+              let boot = json["boot"]?.stringValue, let processStart = json["processStart"]?.exactInt
+        else { return nil }
+        self.id = id
+        self.start = start
+        outputs = output.split(separator: ", ").map(String.init)
+        device = json["device"]?.stringValue ?? ""
+        processID = Int32(clamping: pid)
+        bootID = boot
+        self.processStart = UInt64(max(0, processStart))
+    }
+
+    var jsonLine: [UInt8]? {
+        guard let start = start.iso8601 else { return nil }
+        return JSONValue.object([
+            "event": .string("started"), "id": .string(id), "start": .string(start), "output": .string(outputs.joined(separator: ", ")),
+            "device": .string(device), "pid": .number(Double(processID)), "boot": .string(bootID), "processStart": .number(Double(processStart)),
+        ]).serialized(.compactLine)
+    }
+
+    /// Whether the process that wrote this start is still running (same boot, same pid, same start time).
+    var isRecorderAlive: Bool {
+        bootID == Self.currentBootID && kill(processID, 0) == 0 && Self.startTime(of: processID) == processStart
+    }
+
+    static let currentBootID: String = {
+        guard let bytes = readProcFile("/proc/sys/kernel/random/boot_id") else { return "" }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \n")
+    }()
+
+    static func startTime(of pid: Int32) -> UInt64? {
+        guard let bytes = readProcFile("/proc/\(pid)/stat") else { return nil }
+        // The command name (field 2) is in parentheses and may hold spaces: count from its end.
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? UInt64(fields[19]) : nil  // field 22 is the 20th after the name
+    }
+}
+
+/// A file of procfs, whose size reads as 0 until it is read: up to 4 KiB of it.
+private func readProcFile(_ path: String) -> [UInt8]? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes = [UInt8](repeating: 0, count: 4_096)
+    let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+    return count > 0 ? Array(bytes.prefix(count)) : nil
+}
+
+/// What the access log says about recordings that started: which never ended.
+extension AccessLog {
+    /// Logs that `start` began. Not real-time safe; once per recording, before its first audio.
+    public func appendStart(_ start: RecordingStart) throws(PermissionChangeError) {
+        guard let line = start.jsonLine else { throw PermissionChangeError(message: "cannot encode a recording's start") }
+        try appendLine(line)
+    }
+
+    /// Logs an event of an unfinished recording: `noticed` (a later recording said so once) or
+    /// `repaired` (hark repair --unfinished dealt with it; it is no longer listed).
+    public func appendEvent(_ event: UnfinishedEvent, recordingID: String) throws(PermissionChangeError) {
+        guard let time = WallClockTime.now().iso8601 else { return }
+        try appendLine(JSONValue.object(["event": .string(event.rawValue), "id": .string(recordingID), "time": .string(time)])
+            .serialized(.compactLine))
+    }
+
+    /// Recordings that started and have neither an entry (they never ended) nor a live recorder,
+    /// oldest first, leaving out those repaired; `noticed` says whether one was already reported.
+    public func unfinishedRecordings() -> [(start: RecordingStart, noticed: Bool)] {
+        var starts: [RecordingStart] = []
+        var ended: Set<String> = []
+        var noticed: Set<String> = []
+        for line in lines() {
+            if let start = RecordingStart(json: line) { starts.append(start); continue }
+            guard let id = line["id"]?.stringValue else { continue }
+            switch line["event"]?.stringValue {
+            case UnfinishedEvent.noticed.rawValue?: noticed.insert(id)
+            case UnfinishedEvent.repaired.rawValue?: ended.insert(id)
+            case nil: ended.insert(id)  // an entry: the recording ended
+            default: break
+            }
+        }
+        return starts.filter { !ended.contains($0.id) && !$0.isRecorderAlive }.map { ($0, noticed.contains($0.id)) }
+    }
+}
+
+public enum UnfinishedEvent: String, Sendable {
+    case noticed
+    case repaired
+}
+
+private extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var characters = Substring(self)
+        while let first = characters.first, set.contains(first) { characters.removeFirst() }
+        while let last = characters.last, set.contains(last) { characters.removeLast() }
+        return String(characters)
+    }
+}

@@ -1,0 +1,18 @@
+import RecordPermission
+import Repair
+
+/// Recordings the access log says started and never ended, as `hark record` mentions them (once
+/// each) and `hark repair --unfinished` lists and repairs them.
+enum UnfinishedNotice {
+    /// Says once, for each recording left unfinished since the last notice, that it was, and how
+    /// to repair it; then logs that it was said.
+    static func announce(except ownID: String) {
+        let log = AccessLog()
+        for (start, noticed) in log.unfinishedRecordings() where !noticed && start.id != ownID {
+            let files = start.outputs.isEmpty ? "to stdout" : start.outputs.joined(separator: ", ")
+            Console.notice("an earlier recording was left unfinished: \(files) (started \(start.start.localISO8601 ?? "\(start.start)")); "
+                + "'hark repair --unfinished --write' repairs it")
+            try? log.appendEvent(.noticed, recordingID: start.id)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Recordings that never ended: the access log knows they started, `hark repair --unfinished`
+/// lists and repairs them, and the next recording says once that one was left unfinished.
+@Suite struct UnfinishedRecordingsTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    @Test func aKilledRecordingIsListedRepairedAndMentionedOnce() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let killed = rig.path("killed.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", killed], rig: rig)
+        // While it runs, it is not unfinished: its recorder is alive.
+        let deadline = Date().addingTimeInterval(30)
+        while ((try? RepairTools.bytes(killed).count) ?? 0) < 40_000 && Date() < deadline { usleep(20_000) }
+        let whileRunning = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(whileRunning.status == 0 && whileRunning.standardError.contains("no unfinished recordings"), "\(whileRunning.standardError)")
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+
+        let listed = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(listed.status == 2, "\(listed.standardError)")
+        #expect(listed.errorLines.first?.contains("unfinished recording started") == true && listed.errorLines.first?.contains(killed) == true,
+                "\(listed.standardError)")
+        #expect(listed.errorLines.last?.contains("would repair (FLAC)") == true, "\(listed.standardError)")
+
+        // The next recordings: the first says so, once.
+        let next = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("next.flac")], rig: rig)
+        #expect(next.status == 0)
+        #expect(next.standardError.contains("an earlier recording was left unfinished: \(killed)"), "\(next.standardError)")
+        #expect(next.standardError.contains("hark repair --unfinished --write"))
+        let later = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("later.flac")], rig: rig)
+        #expect(later.status == 0 && !later.standardError.contains("unfinished"), "\(later.standardError)")
+
+        let repaired = try RepairTools.repair(["--unfinished", "--write"], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(try FLACTools.test(killed).status == 0)
+        let decoded = try FLACTools.decode(killed, bitsPerSample: 16)
+        #expect(try FLACTools.totalSamples(killed) == decoded.count / 2)
+        #expect(decoded[...] == signal.prefix(frames: decoded.count / 2))
+        let afterwards = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(afterwards.status == 0 && afterwards.standardError.contains("no unfinished recordings"), "\(afterwards.standardError)")
+        // The log's entries are as before: one per recording that ended.
+        let entries = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(entries.contains("next.flac") && entries.contains("later.flac") && !entries.contains("killed.flac"), "\(entries)")
+    }
+
+    @Test func usageErrorsOfUnfinished() throws {
+        let rig = try ALSATestRig(input: Data())
+        #expect(try RepairTools.repair(["--unfinished", rig.path("a.flac")], rig: rig).status == 64)
+        #expect(try RepairTools.repair([], rig: rig).status == 64)
+        let none = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(none.status == 0 && none.errorLines == ["hark: no unfinished recordings: every recording the access log knows of ended"])
+    }
+}
