@@ -96,13 +96,16 @@ import Testing
         let output = rig.path("opusenc.opus")
         // opusenc reads 8 s of input from a pipe that then stays open, and is killed while waiting,
         // with pages still in its stdio buffer: the file ends inside a page.
-        let script = "(head -c 1536000 '\(rig.inputFile.path)'; sleep 30) | exec opusenc --quiet --raw --raw-rate 48000 - '\(output)'"
-        let encoder = try RunningProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: rig.environment, scratch: rig.directory)
+        let input = Pipe()
+        let encoder = try RunningProcess(URL(fileURLWithPath: try #require(findOnPath("opusenc"))),
+                                         ["--quiet", "--raw", "--raw-rate", "48000", "-", output],
+                                         environment: rig.environment, scratch: rig.directory, standardInput: input.fileHandleForReading)
+        input.fileHandleForWriting.write(signal.alsaBytes.prefix(8 * 48_000 * 4))
         let deadline = Date().addingTimeInterval(20)
         while ((try? RepairTools.bytes(output).count) ?? 0) < 24_000 && Date() < deadline { usleep(50_000) }
-        _ = try runTool("pkill", ["-KILL", "-f", "opusenc --quiet --raw --raw-rate 48000 - \(output)"])
         encoder.send(SIGKILL)
         _ = encoder.wait(timeout: 10)
+        try input.fileHandleForWriting.close()
         let decodedBefore = try OpusTools.decode(output).samples
         #expect(try !OpusTools.info(output).isClean, "opusinfo should miss the end-of-stream page")
         let result = try RepairTools.repair(["--write", output], rig: rig)
