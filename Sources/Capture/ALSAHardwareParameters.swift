@@ -74,9 +74,10 @@ struct ALSAHardwareParameters: ~Copyable {
         var bufferFrames = snd_pcm_uframes_t()
         _ = snd_pcm_hw_params_get_period_size(params, &periodFrames, &direction)
         _ = snd_pcm_hw_params_get_buffer_size(params, &bufferFrames)
-        try installSoftwareParameters(periodFrames: periodFrames, bufferFrames: bufferFrames)
+        let monotonic = try installSoftwareParameters(periodFrames: periodFrames, bufferFrames: bufferFrames)
         return NegotiatedCapture(device: device, format: format, periodFrames: Int(periodFrames),
-                                 bufferFrames: Int(bufferFrames), channelLayout: channelLayout(channels: format.channels))
+                                 bufferFrames: Int(bufferFrames), channelLayout: channelLayout(channels: format.channels),
+                                 hasMonotonicTimestamps: monotonic)
     }
 
     /// The device's channel map, when it names each of `channels` channels with a position hark
@@ -126,9 +127,11 @@ struct ALSAHardwareParameters: ~Copyable {
     }
 
     /// Wakes the reader once a period is ready, starts on the first read, and timestamps status
-    /// so an overrun's length can be measured. The corresponding C functions are `snd_pcm_sw_params_*`.
+    /// on CLOCK_MONOTONIC, so an overrun's length and the first sample's time can be measured.
+    /// Returns whether the device took the monotonic clock. The corresponding C functions are
+    /// `snd_pcm_sw_params_*`.
     private func installSoftwareParameters(periodFrames: snd_pcm_uframes_t, bufferFrames: snd_pcm_uframes_t)
-        throws(CaptureOpenError)
+        throws(CaptureOpenError) -> Bool
     {
         var software: OpaquePointer?
         guard snd_pcm_sw_params_malloc(&software) == 0, let software else {
@@ -140,10 +143,12 @@ struct ALSAHardwareParameters: ~Copyable {
         _ = snd_pcm_sw_params_set_start_threshold(pcm, software, 1)
         _ = snd_pcm_sw_params_set_stop_threshold(pcm, software, bufferFrames)
         _ = snd_pcm_sw_params_set_tstamp_mode(pcm, software, SND_PCM_TSTAMP_ENABLE)
+        let monotonic = snd_pcm_sw_params_set_tstamp_type(pcm, software, SND_PCM_TSTAMP_TYPE_MONOTONIC) == 0
         let result = snd_pcm_sw_params(pcm, software)
         guard result >= 0 else {
             throw .unavailable(device: device, reason: ALSAError("snd_pcm_sw_params", returned: result).reason)
         }
+        return monotonic
     }
 
     private func check(_ result: Int32, parameter: String, requested: String, supported: String)

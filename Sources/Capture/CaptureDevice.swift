@@ -1,5 +1,6 @@
 import AudioFormat
 import CALSA
+import Realtime
 import RecordPermission
 #if canImport(Glibc)
 import Glibc
@@ -173,6 +174,23 @@ public final class CaptureDevice: @unchecked Sendable {
         }
         _ = snd_pcm_start(pcm)
         return true
+    }
+
+    /// When the device captured the frame the next read returns, in `MonotonicClock` nanoseconds:
+    /// the status timestamp less the frames captured and not yet read (the delay). A device whose
+    /// status has no timestamp (some plugins) is timed by the clock at the call instead. Nil when
+    /// the status cannot be read. An ioctl, no allocation; called twice per recording.
+    /// The corresponding C functions are `snd_pcm_status`, `…_get_htstamp` and `…_get_delay`.
+    func timeOfNextFrame() -> Int? {
+        guard snd_pcm_status(pcm, status) >= 0 else { return nil }
+        let clock = MonotonicClock.nanoseconds()
+        var stamp = snd_htimestamp_t()
+        snd_pcm_status_get_htstamp(status, &stamp)
+        let stamped = Int(stamp.tv_sec) * 1_000_000_000 + Int(stamp.tv_nsec)
+        let delay = Int(snd_pcm_status_get_delay(status))
+        // A stamp from another clock (the device refused MONOTONIC), or none, or one ahead of now.
+        let time = negotiated.hasMonotonicTimestamps && stamped > 0 && stamped <= clock ? stamped : clock
+        return time - delay * 1_000_000_000 / negotiated.format.sampleRate
     }
 
     /// Stops the stream and drops buffered frames. The corresponding C function is `snd_pcm_drop`.

@@ -49,6 +49,13 @@ public struct CaptureLoop: Sendable {
     }
 
     private func captureUntilDone() -> (CaptureEndReason, Int32) {
+        var timeline = TimelineGuard(rate: device.negotiated.format.sampleRate, periodFrames: device.negotiated.periodFrames)
+        let ending = capture(watching: &timeline)
+        monitor.clockDriftPartsPerBillion.store(timeline.driftPartsPerBillion ?? Int.min, ordering: .relaxed)
+        return ending
+    }
+
+    private func capture(watching timeline: inout TimelineGuard) -> (CaptureEndReason, Int32) {
         let periodFrames = device.negotiated.periodFrames
         let rate = device.negotiated.format.sampleRate
         // A source more than one device buffer (plus 0.1% of the time elapsed) ahead of the wall
@@ -65,7 +72,6 @@ public struct CaptureLoop: Sendable {
         // period, since audio keeps waking the thread.
         let waitMilliseconds = max(100, 2 * periodFrames * 1000 / rate)
         let startTime = MonotonicClock.nanoseconds()
-        var timeline = TimelineGuard(rate: rate, periodFrames: periodFrames)
         // Invariant: `captured` counts the frames of the recording's timeline (read from the device,
         // stored or dropped, plus silence scheduled); `accounted` counts what the source delivered
         // plus what it was found to have lost; each lane's `framesCommitted` counts the frames
@@ -145,6 +151,10 @@ public struct CaptureLoop: Sendable {
             var isDrained = false
             switch step {
             case .frames(let count) where count > 0:
+                if captured == 0, let next = device.timeOfNextFrame() {
+                    // The first audio: frame 0 came `count` frames before the next one.
+                    monitor.firstFrameTime.store(next - count * 1_000_000_000 / rate, ordering: .relaxed)
+                }
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0

@@ -18,6 +18,13 @@ public final class CaptureMonitor: Sendable {
     /// Frames of silence written in place of lost ones (`--pad-overruns`); part of `framesCaptured`.
     public let framesPadded = Atomic<Int>(0)
 
+    /// When the recording's first frame was captured, in `MonotonicClock` nanoseconds, from the
+    /// device's status timestamp (0 until known). Written once, after the first read.
+    public let firstFrameTime = Atomic<Int>(0)
+    /// The device clock against the system's, in parts per billion (`TimelineGuard`), written
+    /// once as capture ends; `Int.min` when the recording was too short to tell.
+    public let clockDriftPartsPerBillion = Atomic<Int>(Int.min)
+
     private let stopRequest = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
     private let reason = Atomic<Int>(CaptureEndReason.stopRequested.rawValue)

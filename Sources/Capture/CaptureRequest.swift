@@ -40,6 +40,9 @@ public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
     /// Which speaker each channel is, when the device says (`snd_pcm_get_chmap`) and names every
     /// channel; nil otherwise (ALSA's file and null plugins, many USB devices).
     public var channelLayout: ChannelLayout? = nil
+    /// Whether the device's status timestamps are on CLOCK_MONOTONIC (set in its software
+    /// parameters), so they can be compared with `MonotonicClock`.
+    public var hasMonotonicTimestamps = false
 
     public var description: String {
         let rate = Double(format.sampleRate)

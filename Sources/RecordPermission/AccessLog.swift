@@ -30,6 +30,10 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// The recording's id, as its `RecordingStart` line gave it (absent in older lines): how an
     /// entry says that the recording it started has ended.
     public var recordingID: String?
+    /// The first sample's wall-clock time, to the microsecond, from the device's timestamps.
+    public var firstSample: WallClockTime?
+    /// The device clock's drift against the system clock, in parts per million.
+    public var clockDriftPPM: Double?
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
                 frames: Int, consent: ConsentSource, resource: PermissionResource = .microphone, ended: String,
@@ -149,6 +153,8 @@ extension AccessLogEntry {
         members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
         members["framesPadded"] = framesPadded.map { .number(Double($0)) }
         members["id"] = recordingID.map { .string($0) }
+        members["firstSample"] = firstSample?.iso8601Microseconds.map { .string($0) }
+        members["clockDriftPPM"] = clockDriftPPM.map { .number(($0 * 10).rounded() / 10) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -177,5 +183,7 @@ extension AccessLogEntry {
         self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
                   consent: consent, resource: resource, ended: ended, framesDropped: framesDropped, overruns: overruns,
                   framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded, recordingID: json["id"]?.stringValue)
+        firstSample = json["firstSample"]?.stringValue.flatMap(WallClockTime.init(iso8601:))
+        if case .number(let drift)? = json["clockDriftPPM"] { clockDriftPPM = drift }
     }
 }

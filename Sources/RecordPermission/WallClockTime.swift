@@ -67,6 +67,15 @@ extension WallClockTime {
             + "T\(Self.padded(parts.tm_hour)):\(Self.padded(parts.tm_min)):\(Self.padded(parts.tm_sec))Z"
     }
 
+    /// "2026-11-22T03:00:00.123456Z": `iso8601` with the microseconds, for times measured that
+    /// finely (the first sample of a recording). Nil where `iso8601` is nil.
+    public var iso8601Microseconds: String? {
+        let whole = secondsSinceEpoch.rounded(.down)
+        guard let text = WallClockTime(secondsSinceEpoch: whole).iso8601 else { return nil }
+        let micro = min(999_999, Int(((secondsSinceEpoch - whole) * 1_000_000).rounded()))
+        return String(text.dropLast()) + "." + Self.padded(UInt(micro), to: 6) + "Z"
+    }
+
     /// "2026-11-22T04:00:00+01:00": civil time in the local zone (`TZ`, else /etc/localtime) with
     /// its offset from UTC, whole seconds, the fraction dropped as in `iso8601`. Names the same
     /// moment as `iso8601`, and also the wall-clock time and date the person recording saw; the

@@ -245,12 +245,15 @@ public final class RecordingSession {
         } else {
             end = monitor.endReason == .frameLimitReached ? .durationReached : .signal("request")
         }
-        return RecordingSummary(
+        var summary = RecordingSummary(
             format: device.negotiated.format, outputs: outputSummaries,
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
             padsLostTime: configuration.padsLostTime, framesPadded: monitor.framesPadded.load(ordering: .relaxed),
             framesCaptured: monitor.framesCaptured.load(ordering: .relaxed), end: end)
+        // The capture thread has been joined: its timestamps are final.
+        summary.clock = CaptureClock.measure(monitor, sampleRate: device.negotiated.format.sampleRate)
+        return summary
     }
 
     private static func deviceFailureText(errno code: Int32) -> String {

@@ -117,6 +117,8 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     /// output's `frames` equals it unless the output dropped frames or ended early.
     public let framesCaptured: Int
     public let end: RecordingEnd
+    /// The first sample's time and the device clock's drift, when the device gave timestamps.
+    public var clock: CaptureClock?
 
     public init(format: PCMFormat, outputs: [OutputSummary], overruns: Int, framesLostToOverruns: Int,
                 padsLostTime: Bool, framesPadded: Int, framesCaptured: Int, end: RecordingEnd) {
@@ -155,11 +157,12 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
             if framesNotPadded > 0 { padding += ", \(milliseconds(framesNotPadded)) ms found too late to pad" }
         }
         let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
+        let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         if outputs.count == 1 {
             return ["recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
-                + "\(losses), \(framesDropped) frames dropped; \(end)"]
+                + "\(losses), \(framesDropped) frames dropped; \(end)\(drift)"]
         }
-        return ["recorded \(duration) to \(outputs.count) outputs; \(losses); \(end)"]
+        return ["recorded \(duration) to \(outputs.count) outputs; \(losses); \(end)\(drift)"]
             + outputs.map { output in
                 let ending = output.failure.map { "; failed: \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "

@@ -196,6 +196,10 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
+            if let clock = summary.clock {
+                Console.notice("first sample captured at \(clock.firstSampleTime.iso8601Microseconds ?? "?") (device timestamps)"
+                    + (clock.driftText.map { "; device clock \($0) against the system's" } ?? "; too short, or no clock, for the drift"))
+            }
         }
         if !quiet { summary.lines.forEach(Console.notice) }
         var failures = summary.failureMessages
@@ -221,13 +225,15 @@ struct RecordCommand: ParsableCommand {
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
     private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String, recordingID: String) {
-        let entry = AccessLogEntry(
+        var entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
             format: "\(summary.format), \(summary.outputs.map(\.codec).joined(separator: ", "))",
             output: summary.outputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)
+        entry.firstSample = summary.clock?.firstSampleTime
+        entry.clockDriftPPM = summary.clock?.driftPPM
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)
         } catch {

@@ -1,0 +1,51 @@
+import Capture
+import RecordPermission
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// When a recording's first sample was captured, and how fast the device's clock ran against the
+/// system's: what syncing several recorders needs.
+///
+/// The first sample's time comes from the device's status timestamp (CLOCK_MONOTONIC, less the
+/// frames captured and not yet read), taken by the capture thread right after its first read, not
+/// from when the file was opened or the thread woke; it is made wall-clock time with the offset
+/// between the two clocks when the summary is made.
+///
+/// The drift is the device's frames per second of system time, less the nominal rate, in parts
+/// per million, from the slope of `TimelineGuard`'s latency floor. It is given once two 5 s
+/// buckets are complete (recordings of about 10 s and more; good to about a millisecond over the
+/// span, ±200 ppm over 5 s, ±0.3 ppm over an hour), and left out beyond ±1000 ppm, which no
+/// crystal drifts: such a source is not a clock (a file read as fast as it goes).
+public struct CaptureClock: Sendable, Equatable {
+    /// The first sample's wall-clock time, to the microsecond.
+    public let firstSampleTime: WallClockTime
+    /// Device clock against the system clock: positive when the device runs fast.
+    public let driftPPM: Double?
+
+    static let largestDriftPPM = 1_000.0
+
+    /// Reads the capture thread's timestamps once it has finished; nil when it took none.
+    static func measure(_ monitor: CaptureMonitor, sampleRate: Int) -> CaptureClock? {
+        let first = monitor.firstFrameTime.load(ordering: .relaxed)
+        guard first > 0 else { return nil }
+        var realtime = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let offset = (Int(realtime.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(monotonic.tv_nsec)
+        let firstWall = first + offset
+        let time = WallClockTime(secondsSinceEpoch: Double(firstWall / 1_000) / 1_000_000)
+        var drift: Double?
+        let partsPerBillion = monitor.clockDriftPartsPerBillion.load(ordering: .relaxed)
+        if partsPerBillion != Int.min, abs(Double(partsPerBillion) / 1_000) <= largestDriftPPM { drift = Double(partsPerBillion) / 1_000 }
+        return CaptureClock(firstSampleTime: time, driftPPM: drift)
+    }
+
+    /// "+3.2 ppm", "-41.0 ppm": tenths are all a measurement this fine can claim.
+    public var driftText: String? {
+        driftPPM.map { drift in
+            let tenths = Int((abs(drift) * 10).rounded())
+            return (drift < 0 && tenths > 0 ? "-" : "+") + "\(tenths / 10).\(tenths % 10) ppm"
+        }
+    }
+}
