@@ -10,7 +10,8 @@ enum FLACDecoding {
         var md5 = [UInt8](repeating: 0, count: 16)
         /// libFLAC's complaints (lost sync, bad header, CRC mismatch), in order.
         var errors: [String] = []
-        /// False when STREAMINFO holds an MD5 and the audio's differs (checked only if asked).
+        /// False when STREAMINFO holds an MD5 and the audio's differs (checked only if asked, and
+        /// then `md5` is not computed).
         var md5Matches = true
     }
 
@@ -21,7 +22,8 @@ enum FLACDecoding {
         guard let decoder = FLAC__stream_decoder_new() else { return nil }
         defer { FLAC__stream_decoder_delete(decoder) }
         FLAC__stream_decoder_set_md5_checking(decoder, checkMD5 ? 1 : 0)
-        let context = DecodingContext(length: length, read: read)
+        // libFLAC checks the MD5 in C when asked; the MD5 is computed here only when it is wanted.
+        let context = DecodingContext(length: length, computesMD5: !checkMD5, read: read)
         let client = Unmanaged.passUnretained(context).toOpaque()
         let status = FLAC__stream_decoder_init_stream(decoder, readCallback, nil, nil, nil, nil, writeCallback, nil, errorCallback, client)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else { return nil }
@@ -45,12 +47,18 @@ private final class DecodingContext {
     var samples: UInt64 = 0
     var md5 = MD5()
     var errors: [String] = []
-    var sampleBytes: [UInt8] = []
+    /// Reused for each frame's samples in MD5 layout; grows to the largest frame.
+    var sampleBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
 
-    init(length: Int, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) {
+    let computesMD5: Bool
+
+    init(length: Int, computesMD5: Bool, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) {
         self.length = length
+        self.computesMD5 = computesMD5
         self.read = read
     }
+
+    deinit { sampleBytes.deallocate() }
 }
 
 private let readCallback: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, client in
@@ -71,18 +79,25 @@ private let readCallback: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, 
 private let writeCallback: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, client in
     let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
     let header = frame!.pointee.header
+    context.samples += UInt64(header.blocksize)
+    guard context.computesMD5 else { return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE }
     let blockSize = Int(header.blocksize), channels = Int(header.channels)
     let width = (Int(header.bits_per_sample) + 7) / 8
-    context.sampleBytes.removeAll(keepingCapacity: true)
-    context.sampleBytes.reserveCapacity(blockSize * channels * width)
+    let needed = blockSize * channels * width
+    if context.sampleBytes.count < needed {
+        context.sampleBytes.deallocate()
+        context.sampleBytes = .allocate(byteCount: needed, alignment: 8)
+    }
+    let output = context.sampleBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+    var position = 0
     for index in 0..<blockSize {
         for channel in 0..<channels {
             let sample = UInt32(bitPattern: buffer![channel]![index])
-            for byte in 0..<width { context.sampleBytes.append(UInt8(truncatingIfNeeded: sample >> UInt32(8 * byte))) }
+            for byte in 0..<width { output[position &+ byte] = UInt8(truncatingIfNeeded: sample >> UInt32(8 &* byte)) }
+            position &+= width
         }
     }
-    context.md5.update(context.sampleBytes)
-    context.samples += UInt64(blockSize)
+    context.md5.update(UnsafeRawBufferPointer(start: context.sampleBytes.baseAddress, count: needed))
     return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE
 }
 

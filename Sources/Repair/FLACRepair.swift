@@ -109,14 +109,20 @@ enum FLACRepair {
         return RepairAnalysis(container: .flac, problems: problems, seconds: seconds, verdict: .repairable(plan))
     }
 
-    /// Checks a written repair: it must analyse as sound, and libFLAC must decode it with its MD5.
+    /// Checks a written repair: every frame whole from the header to the end, and libFLAC decoding
+    /// exactly STREAMINFO's total samples with no complaint and a matching MD5 (libFLAC's own
+    /// MD5 check, in C: one decode, not the analysis's two).
     static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
-        guard let analysis = try? analyse(bytes) else { return "it is no longer a FLAC stream" }
-        guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
+        guard let metadata = try? FLACMetadata(bytes) else { return "it is no longer a FLAC stream" }
+        let walk = FLACFrameWalk(bytes, metadata: metadata)
+        guard walk.damaged.isEmpty, walk.tail == nil else { return "its frames are not whole" }
+        guard metadata.streamInfo.isMD5Set || walk.frames.isEmpty else { return "its MD5 is not set" }
         let decoded = FLACDecoding.decode(length: bytes.count, checkMD5: true) { range, destination in
             destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[range]))
         }
-        guard let decoded, decoded.errors.isEmpty, decoded.md5Matches else { return "libFLAC does not decode it cleanly" }
+        guard let decoded, decoded.errors.isEmpty, decoded.md5Matches, decoded.samples == metadata.streamInfo.totalSamples else {
+            return "libFLAC does not decode it cleanly"
+        }
         return nil
     }
 }

@@ -5,7 +5,7 @@
 /// Not for security: MD5 is what the FLAC format fixes, nothing more.
 struct MD5 {
     private var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476)
-    /// Bytes not yet making up a 64-byte block.
+    /// Bytes not yet making up a 64-byte block (fewer than 64).
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
 
@@ -19,18 +19,26 @@ struct MD5 {
     init() { pending.reserveCapacity(64) }
 
     mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        Array(bytes).withUnsafeBytes { update($0) }
+    }
+
+    /// Whole blocks are compressed straight from `bytes`; only a tail waits in `pending`.
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
         length &+= UInt64(bytes.count)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            let room = 64 - pending.count
-            let end = bytes.index(index, offsetBy: room, limitedBy: bytes.endIndex) ?? bytes.endIndex
-            pending.append(contentsOf: bytes[index..<end])
-            index = end
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        var index = 0
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<take])
+            index = take
+            guard pending.count == 64 else { return }
+            pending.withUnsafeBytes { compress($0.baseAddress!) }
+            pending.removeAll(keepingCapacity: true)
         }
+        while index + 64 <= bytes.count {
+            compress(bytes.baseAddress! + index)
+            index += 64
+        }
+        if index < bytes.count { pending.append(contentsOf: bytes[index...]) }
     }
 
     /// The 16-byte digest of everything passed to `update` so far.
@@ -45,9 +53,7 @@ struct MD5 {
         let afterPad = (pending.count + 1) % 64
         tail += [UInt8](repeating: 0, count: afterPad <= 56 ? 56 - afterPad : 120 - afterPad)
         for shift in stride(from: 0, to: 64, by: 8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        let savedLength = length
         update(tail)
-        length = savedLength
         var digest: [UInt8] = []
         for word in [state.0, state.1, state.2, state.3] {
             for shift in stride(from: 0, to: 32, by: 8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
@@ -55,28 +61,34 @@ struct MD5 {
         return digest
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var words = [UInt32](repeating: 0, count: 16)
-        for index in 0..<16 {
-            words[index] = UInt32(block[4 * index]) | UInt32(block[4 * index + 1]) << 8
-                | UInt32(block[4 * index + 2]) << 16 | UInt32(block[4 * index + 3]) << 24
-        }
+    /// One 64-byte block: its sixteen little-endian words, four rounds of sixteen steps.
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        var words: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32,
+                    UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(start: block, count: 64)) }
         var (a, b, c, d) = state
-        for round in 0..<64 {
-            var f: UInt32
-            let g: Int
-            switch round {
-            case 0..<16: f = (b & c) | (~b & d); g = round
-            case 16..<32: f = (d & b) | (~d & c); g = (5 * round + 1) % 16
-            case 32..<48: f = b ^ c ^ d; g = (3 * round + 5) % 16
-            default: f = c ^ (b | ~d); g = (7 * round) % 16
+        Self.constants.withUnsafeBufferPointer { constants in
+            Self.shifts.withUnsafeBufferPointer { shifts in
+                withUnsafeBytes(of: &words) { raw in
+                    let word = raw.bindMemory(to: UInt32.self)
+                    for round in 0..<64 {
+                        var f: UInt32
+                        let g: Int
+                        switch round {
+                        case 0..<16: f = (b & c) | (~b & d); g = round
+                        case 16..<32: f = (d & b) | (~d & c); g = (5 &* round &+ 1) & 15
+                        case 32..<48: f = b ^ c ^ d; g = (3 &* round &+ 5) & 15
+                        default: f = c ^ (b | ~d); g = (7 &* round) & 15
+                        }
+                        f = f &+ a &+ constants[round] &+ UInt32(littleEndian: word[g])
+                        a = d
+                        d = c
+                        c = b
+                        let shift = shifts[round]
+                        b = b &+ ((f << shift) | (f >> (32 - shift)))
+                    }
+                }
             }
-            f = f &+ a &+ Self.constants[round] &+ words[g]
-            a = d
-            d = c
-            c = b
-            let shift = Self.shifts[round]
-            b = b &+ ((f << shift) | (f >> (32 - shift)))
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
