@@ -1,5 +1,6 @@
 import AudioFormat
 import Foundation
+import SignalGenerator
 import Testing
 
 /// `hark repair` on what failures leave: hark recordings killed with SIGKILL at random moments
@@ -16,7 +17,7 @@ import Testing
     @Test(arguments: ["flac", "opus", "wav"])
     func killedRecordingsAreRepairedToWhatWasOnDisk(_ codec: String) throws {
         let seed = ProcessInfo.processInfo.environment["HARK_REPAIR_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         print("RepairKillTests: \(codec): seed \(seed) (HARK_REPAIR_SEED replays it), \(Self.kills) kills")
         let signal = TestSignal(format: Self.format, frames: 40 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
@@ -30,7 +31,7 @@ import Testing
             // the encoder's speed (tenths of a second), paced ones in real time.
             let appeared = Date().addingTimeInterval(30)
             while !FileManager.default.fileExists(atPath: output) && Date() < appeared && recording.process.isRunning { usleep(2_000) }
-            usleep(UInt32(paced ? random.next(in: 300_000...3_000_000) : random.next(in: 0...250_000)))
+            usleep(UInt32(paced ? 300_000 + random.next(below: 2_700_001) : random.next(below: 250_001)))
             recording.send(SIGKILL)
             _ = recording.wait(timeout: 10)
             guard FileManager.default.fileExists(atPath: output) else { continue }  // killed before it committed
@@ -135,23 +136,5 @@ import Testing
         #expect(frames == (onDisk.count - 44) / 4, "the data chunk holds every whole frame that was on disk")
         #expect(decodeRawSamples(data, bitsPerSample: 16)[...] == signal.prefix(frames: frames))
         #expect(try RepairTools.isClean(output, codec: "wav"))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
     }
 }
