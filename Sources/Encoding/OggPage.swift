@@ -1,6 +1,7 @@
 /// The one Ogg page hark writes itself (RFC 3533, RFC 7845): the end of an Opus recording that
-/// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts).
-enum OggPage {
+/// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts); and the
+/// page checksum, for the recorder's rewrite of the OpusTags page (`ClockStamp`).
+public enum OggPage {
     /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
     /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured.
     static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
@@ -22,8 +23,9 @@ enum OggPage {
         [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
     }
 
-    /// Ogg's CRC-32: polynomial 0x04C11DB7, no reflection, initial value 0, no final xor.
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    /// Ogg's CRC-32: polynomial 0x04C11DB7, no reflection, initial value 0, no final xor, over a
+    /// page whose CRC field holds zeros.
+    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0
         for byte in bytes {
             crc ^= UInt32(byte) << 24

@@ -43,10 +43,10 @@ public final class WAVEncoder: AudioEncoder {
     /// `layout` says which speaker each channel is, when known: the channel mask then names those
     /// speakers and the channels are stored in the mask's order; else WAVE's default for the count.
     public init(format: PCMFormat, tags: StreamTags, sink: OutputSink, conversionFrames: Int = 4096,
-                headerUpdateFrames: Int? = nil, layout: ChannelLayout? = nil) throws(EncoderError) {
+                headerUpdateFrames: Int? = nil, layout: ChannelLayout? = nil, broadcastExtension: Bool = false) throws(EncoderError) {
         self.sink = sink
         self.headerUpdateFrames = max(1, headerUpdateFrames ?? format.sampleRate)
-        header = WAVHeader(format: format, tags: tags, channelMask: layout?.waveMask)
+        header = WAVHeader(format: format, tags: tags, channelMask: layout?.waveMask, broadcastExtension: broadcastExtension)
         inputBytesPerFrame = format.bytesPerFrame
         inputBytesPerSample = format.sampleFormat.bytesPerSample
         reorder = ChannelReorder(layout?.waveOrder)

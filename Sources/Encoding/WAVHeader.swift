@@ -58,9 +58,14 @@ public struct WAVHeader {
         ChannelLayout.waveDefault(channels: channels)?.waveMask ?? 0
     }
 
+    /// The size of a `bext` chunk's body (EBU Tech 3285, version 1, no coding history).
+    public static let broadcastExtensionSize = 602
+
     /// The header for `format` with `tags` as a LIST/INFO chunk, its sizes set to "unknown" until
-    /// `update` sets them.
-    public init(format: PCMFormat, tags: StreamTags = StreamTags(), channelMask: UInt32? = nil) {
+    /// `update` sets them. With `broadcastExtension`, a Broadcast WAVE `bext` chunk follows `fmt `:
+    /// version 1, originator "hark", its time fields zero until the recording has ended and
+    /// `ClockStamp` writes them (the first sample's time is not known before).
+    public init(format: PCMFormat, tags: StreamTags = StreamTags(), channelMask: UInt32? = nil, broadcastExtension: Bool = false) {
         encoding = Self.encoding(for: format.sampleFormat)
         channels = format.channels
         blockAlign = encoding.bytesPerSample * format.channels
@@ -87,6 +92,13 @@ public struct WAVHeader {
             // KSDATAFORMAT_SUBTYPE_PCM or _IEEE_FLOAT: the format code, then the fixed GUID tail.
             header.appendLittleEndian(UInt32(encoding == .float32 ? 3 : 1))
             header.append(contentsOf: [0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
+        }
+        if broadcastExtension {
+            var body = [UInt8](repeating: 0, count: Self.broadcastExtensionSize)
+            body.replaceSubrange(256..<260, with: Array("hark".utf8))  // Originator
+            body[346] = 1  // Version (after Description, Originator, Reference, Date, Time, TimeReference)
+            header.append(contentsOf: Array("bext".utf8)); header.appendLittleEndian(UInt32(Self.broadcastExtensionSize))
+            header.append(contentsOf: body)
         }
         header.append(contentsOf: Self.infoChunk(tags))
         header.append(contentsOf: Array("data".utf8)); header.appendLittleEndian(Self.unknownSize)

@@ -7,7 +7,10 @@ import RecordPermission
 /// - `DATE`: when the recording started, in local time with the UTC offset
 ///   (`2026-11-22T14:03:05+01:00`; see `WallClockTime.localISO8601`);
 /// - `ENCODER`: hark's version and the codec library's, e.g. `hark 0.1.0 (libFLAC 1.4.2)`;
-/// - `HARK_CAPTURE`: what the device negotiated (`captureDescription(of:)`).
+/// - `HARK_CAPTURE`: what the device negotiated (`captureDescription(of:)`);
+/// - for a file, `HARK_FIRST_SAMPLE_TIME` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
+///   of the values' width, written over when the recording ends, since neither is known when the
+///   header is written. A file that keeps them was never finished.
 ///
 /// A key the user set (with `--tag` or a shorthand such as `--title`) is never added again, so
 /// the user's value wins and no key appears twice because of hark. Without the recording details
@@ -19,6 +22,8 @@ struct AutomaticTags {
     let encoderName: String
     /// DATE's moment and HARK_CAPTURE's parameters; nil leaves both out.
     let recordingDetails: (start: WallClockTime, capture: NegotiatedCapture)?
+    /// Whether to reserve the clock tags (a file, with the recording details).
+    var reservesClockTags = false
 
     /// `user`'s tags in their order, then DATE, ENCODER and HARK_CAPTURE where `user` lacks them.
     func appended(to user: StreamTags) -> StreamTags {
@@ -30,6 +35,10 @@ struct AutomaticTags {
         automatic.append(("ENCODER", encoderName))
         if let recordingDetails {
             automatic.append(("HARK_CAPTURE", Self.captureDescription(of: recordingDetails.capture)))
+            if reservesClockTags {
+                automatic.append((ClockStamp.timeKey, ClockStamp.timePlaceholder))
+                automatic.append((ClockStamp.driftKey, ClockStamp.driftPlaceholder))
+            }
         }
         for (key, value) in automatic where !user.contains(key: key) {
             tags.add(key, value)

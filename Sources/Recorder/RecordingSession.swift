@@ -251,8 +251,12 @@ public final class RecordingSession {
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
             padsLostTime: configuration.padsLostTime, framesPadded: monitor.framesPadded.load(ordering: .relaxed),
             framesCaptured: monitor.framesCaptured.load(ordering: .relaxed), end: end)
-        // The capture thread has been joined: its timestamps are final.
+        // The capture thread has been joined: its timestamps are final. The encoders have
+        // finished: their files can take the stamps.
         summary.clock = CaptureClock.measure(monitor, sampleRate: device.negotiated.format.sampleRate)
+        if let clock = summary.clock {
+            for output in outputs { output.stampClock(clock, sampleRate: device.negotiated.format.sampleRate) }
+        }
         return summary
     }
 

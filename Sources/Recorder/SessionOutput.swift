@@ -44,6 +44,8 @@ final class SessionOutput {
     /// Splits a file output into consecutive files; nil for standard output.
     let splitter: SplittingEncoder?
     var thread: PosixThread?
+    /// Whether its files hold room for the clock's stamps (`ClockStamp`).
+    let stampsClock: Bool
 
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
@@ -58,11 +60,17 @@ final class SessionOutput {
         // table), and its DATE is when that file starts.
         let expectedSeconds = [recording.durationSeconds, configuration.maxFileSeconds].compactMap { $0 }.min()
         let addsDetails = recording.addsDateAndCaptureTags
+        // Files get the first sample's time and the clock's drift once the recording ends
+        // (`ClockStamp`): room for them is made now. A stream on stdout cannot be written over.
+        let stampsClock: Bool
+        if addsDetails, case .file = created.destination { stampsClock = true } else { stampsClock = false }
+        self.stampsClock = stampsClock
         let makeEncoder: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
-            let tags = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
-                .appended(to: codec.tags)
+            var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
+            automatic.reservesClockTags = stampsClock
+            let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
-                                        expectedSeconds: expectedSeconds, layout: layout)
+                                        expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
         }
         var encoder = try makeEncoder(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
         // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
@@ -89,7 +97,8 @@ final class SessionOutput {
     }
 
     private static func makeEncoder(
-        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?, layout: ChannelLayout?
+        codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?, layout: ChannelLayout?,
+        broadcastExtension: Bool
     ) throws(EncoderError) -> any AudioEncoder {
         switch codec {
         case .flac(let settings):
@@ -97,7 +106,7 @@ final class SessionOutput {
         case .opus(let settings):
             try OggOpusEncoder(format: format, settings: settings, sink: sink, layout: layout)
         case .wav(let tags):
-            try WAVEncoder(format: format, tags: tags, sink: sink, layout: layout)
+            try WAVEncoder(format: format, tags: tags, sink: sink, layout: layout, broadcastExtension: broadcastExtension)
         case .raw:
             RawPCMEncoder(format: format, sink: sink)
         }
@@ -113,6 +122,16 @@ final class SessionOutput {
     func joinAndSynchronize() {
         thread.take()?.join()
         if let splitter { splitter.synchronize() } else { target.synchronize() }
+    }
+
+    /// Writes the first sample's time and the clock's drift into each of its files, over the room
+    /// made for them. Call once the encoder thread has finished.
+    func stampClock(_ clock: CaptureClock, sampleRate: Int) {
+        guard stampsClock, case .file(let path) = destination else { return }
+        let files = splitter.map { Array(zip($0.paths, $0.fileStartFrames)) } ?? [(path, 0)]
+        for (file, startFrame) in files {
+            ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).apply(to: file, codec: configuration.codec)
+        }
     }
 
     /// What this output holds. Valid once its loop is done.

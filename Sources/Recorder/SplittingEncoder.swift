@@ -39,6 +39,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private let splitRequested = Atomic<Bool>(false)
     /// The files written, in order. Changed on the encoder thread; read once it has finished.
     private(set) var paths: [String]
+    /// Where each file starts in the recording, in frames (0 for the first); beside `paths`.
+    private(set) var fileStartFrames: [Int] = [0]
+    private var framesInFinishedFiles = 0
     /// Syncing and closing the last finished file, if one is.
     private var pendingFlush: PosixThread?
 
@@ -133,8 +136,10 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         }
         output = next
         encoder = nextEncoder
+        framesInFinishedFiles += framesInFile
         framesInFile = 0
         paths.append(path)
+        fileStartFrames.append(framesInFinishedFiles)
     }
 }
 

@@ -11,9 +11,9 @@ import Testing
         let signal = TestSignal(format: Self.format, frames: 19 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
-        let output = rig.path("timed.flac")
+        let output = rig.path("timed.flac"), opus = rig.path("timed.opus"), wav = rig.path("timed.wav")
         let launched = Date()
-        let result = try runHark(["record", "-v", "-D", "pacedcap", "-d", "16", "-o", output], rig: rig)
+        let result = try runHark(["record", "-v", "-D", "pacedcap", "-d", "16", "-o", output, "-o", opus, "-o", wav], rig: rig)
         let ended = Date()
         #expect(result.status == 0, "\(result.standardError)")
         let line = try #require(result.errorLines.first { $0.contains("first sample captured at ") }, "\(result.standardError)")
@@ -26,11 +26,73 @@ import Testing
         // PulseAudio's null sink keeps the system's time: no crystal, so no drift beyond the
         // timestamps' millisecond-scale jitter over the 5–15 s between the first and the latest bucket.
         let summary = try #require(result.errorLines.first { $0.contains("recorded 16.000 s") }, "\(result.standardError)")
+        // The files carry them too: FLAC's and Opus's tags, WAV's bext chunk.
+        let flacTags = try FLACTools.tags(output)
+        #expect(flacTags.contains("HARK_FIRST_SAMPLE_TIME=\(stamp)"), "\(flacTags)")
+        let drift = try #require(flacTags.first { $0.hasPrefix("HARK_CLOCK_DRIFT_PPM=") }.map { String($0.dropFirst(21)) })
+        let opusInfo = try OpusTools.info(opus)
+        #expect(opusInfo.isClean, "\(opusInfo.text)")
+        #expect(try OpusTools.tags(opus).comments.contains("HARK_FIRST_SAMPLE_TIME=\(stamp)"))
+        #expect(try OpusTools.tags(opus).comments.contains("HARK_CLOCK_DRIFT_PPM=\(drift)"))
+        let bext = try Self.broadcastExtension(wav)
+        #expect(bext.description == "first sample \(stamp); device clock \(summary.firstMatch(of: /device clock ([+-]\d+\.\d ppm)/)?.1 ?? "?")",
+                "\(bext.description)")
+        // The whole second from the text too, so a fraction near 1 cannot round into the next.
+        let wholeSecond = try #require(ISO8601DateFormatter().date(from: String(stamp.prefix(19)) + "Z"))
+        let local = Calendar.current.dateComponents(in: TimeZone.current, from: wholeSecond)
+        // The fraction from the text: Foundation's formatter keeps milliseconds only.
+        let fraction = Double("0." + stamp.dropFirst(20).prefix(6))!
+        let sinceMidnight = Double(local.hour! * 3600 + local.minute! * 60 + local.second!) + fraction
+        #expect(abs(Double(bext.timeReference) - sinceMidnight * 48_000) <= 2, "TimeReference \(bext.timeReference) for \(stamp)")
+        #expect(try runTool("sox", ["--i", wav]).status == 0)
         let ppm = try #require(summary.firstMatch(of: /device clock ([+-]\d+\.\d) ppm against the system's/)?.1, "\(summary)")
         #expect(abs(Double(ppm)!) < 500, "\(summary)")
+        #expect(abs(Double(drift)! - Double(ppm)!) <= 0.05, "the tag's \(drift) and the summary's \(ppm)")
         let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
         #expect(log.contains("\"firstSample\":\"\(stamp)\""), "\(log)")
         #expect(log.contains("\"clockDriftPPM\":\(Double(ppm)!)") || log.contains("\"clockDriftPPM\":\(Int(Double(ppm)!))"), "\(log)")
+    }
+
+    /// The `bext` chunk's Description and TimeReference, read from the file's bytes.
+    static func broadcastExtension(_ path: String) throws -> (description: String, timeReference: UInt64) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4_096))
+        var position = 12
+        while position + 8 <= bytes.count {
+            let size = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8 | Int(bytes[position + 6]) << 16 | Int(bytes[position + 7]) << 24
+            if bytes[position..<(position + 4)].elementsEqual(Array("bext".utf8)) {
+                let body = position + 8
+                let description = String(decoding: bytes[body..<(body + 256)].prefix { $0 != 0 }, as: UTF8.self)
+                let reference = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[body + 338 + $1]) << (8 * UInt64($1)) }
+                return (description, reference)
+            }
+            position += 8 + size + size % 2
+        }
+        throw TestRigError("no bext chunk in \(path)")
+    }
+
+    @Test func eachFileOfASplitRecordingHasItsOwnFirstSampleTimeAndAKilledOneKeepsThePlaceholder() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let result = try runHark(["record", "-D", "filecap", "-d", "5", "--max-file-time", "2", "-o", rig.path("part.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let times = try ["part.flac", "part-2.flac", "part-3.flac"].map { name in
+            let tag = try #require(try FLACTools.tags(rig.path(name)).first { $0.hasPrefix("HARK_FIRST_SAMPLE_TIME=") })
+            return try #require(formatter.date(from: String(tag.dropFirst(23))), "\(tag)")
+        }
+        // 2 s of frames apart, to the microsecond (the formatter keeps milliseconds).
+        #expect(abs(times[1].timeIntervalSince(times[0]) - 2) < 0.002 && abs(times[2].timeIntervalSince(times[1]) - 2) < 0.002, "\(times)")
+
+        let killed = rig.path("killed.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "20", "-o", killed], rig: rig)
+        let deadline = Date().addingTimeInterval(30)
+        while ((try? Data(contentsOf: URL(fileURLWithPath: killed)).count) ?? 0) < 20_000 && Date() < deadline { usleep(20_000) }
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+        let tags = try FLACTools.tags(killed)
+        #expect(tags.contains("HARK_FIRST_SAMPLE_TIME=0000-00-00T00:00:00.000000Z") && tags.contains("HARK_CLOCK_DRIFT_PPM=unmeasured"), "\(tags)")
     }
 
     @Test func aShortOrUnpacedRecordingHasAFirstSampleTimeButNoDrift() throws {
@@ -42,5 +104,6 @@ import Testing
         #expect(!result.standardError.contains("device clock"))
         let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
         #expect(log.contains("\"firstSample\":\"") && !log.contains("clockDriftPPM"), "\(log)")
+        #expect(try FLACTools.tags(rig.path("short.flac")).contains("HARK_CLOCK_DRIFT_PPM=unmeasured"))
     }
 }

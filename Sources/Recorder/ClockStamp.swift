@@ -1,0 +1,145 @@
+import Encoding
+import RecordPermission
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a finished file's first sample's wall-clock time and the device clock's drift into the
+/// room its header kept for them, once the recording has ended (neither is known when the header
+/// is written):
+///
+/// - FLAC and Ogg Opus: the tags `HARK_FIRST_SAMPLE_TIME=2026-11-23T23:29:11.482913Z` (UTC, to the
+///   microsecond; the time of the file's sample 0) and `HARK_CLOCK_DRIFT_PPM=+00001.300` (or
+///   `unmeasured` for a recording too short to tell), written over placeholders of the same width
+///   (`AutomaticTags`), so nothing moves. In Ogg the OpusTags page's CRC is computed again.
+/// - WAV: the Broadcast WAVE `bext` chunk (EBU Tech 3285): OriginationDate and OriginationTime of
+///   the first sample in local time, TimeReference the samples since local midnight at it (what
+///   broadcast tools align on), and the same two values in the Description.
+///
+/// A file of a split recording gets the time of its own first sample: the recording's, plus the
+/// frames before it at the nominal rate. Not real-time code: the session thread runs it after the
+/// encoders have finished, and syncs each file it changed.
+struct ClockStamp {
+    static let timeKey = "HARK_FIRST_SAMPLE_TIME"
+    static let driftKey = "HARK_CLOCK_DRIFT_PPM"
+    static let timePlaceholder = "0000-00-00T00:00:00.000000Z"
+    static let driftPlaceholder = "unmeasured"
+    /// How far into a file its tags can be: FLAC's STREAMINFO and tags come before its seek table,
+    /// Ogg's OpusTags page right after OpusHead's.
+    static let headerSearchBytes = 256 * 1024
+
+    let clock: CaptureClock
+    let fileStartFrame: Int
+    let sampleRate: Int
+
+    /// The file's first sample's time.
+    var time: WallClockTime {
+        clock.firstSampleTime.advanced(by: Double(fileStartFrame) / Double(sampleRate))
+    }
+
+    /// "+00001.300": the drift, signed, in the placeholder's ten characters.
+    var driftValue: String {
+        guard let drift = clock.driftPPM else { return Self.driftPlaceholder }
+        let thousandths = Int((abs(drift) * 1000).rounded())
+        var whole = String(thousandths / 1000)
+        while whole.count < 5 { whole = "0" + whole }
+        var fraction = String(thousandths % 1000)
+        while fraction.count < 3 { fraction = "0" + fraction }
+        return (drift < 0 && thousandths > 0 ? "-" : "+") + whole + "." + fraction
+    }
+
+    func apply(to path: String, codec: CodecSettings) {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: Self.headerSearchBytes)
+        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
+        guard count > 0 else { return }
+        header.removeSubrange(count...)
+        let changed: Bool
+        switch codec {
+        case .flac: changed = writeTags(into: &header)
+        case .opus: changed = writeTags(into: &header) && resealOggPages(&header)
+        case .wav: changed = writeBroadcastExtension(into: &header)
+        case .raw: changed = false
+        }
+        guard changed else { return }
+        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, 0) }
+        if written == count { _ = fsync(descriptor) }
+    }
+
+    /// Writes over both placeholders; false when either is missing.
+    private func writeTags(into header: inout [UInt8]) -> Bool {
+        guard let timeText = time.iso8601Microseconds, timeText.utf8.count == Self.timePlaceholder.utf8.count else { return false }
+        return replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
+            && replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
+    }
+
+    private func replace(_ old: String, with new: String, in bytes: inout [UInt8]) -> Bool {
+        let pattern = Array(old.utf8), replacement = Array(new.utf8)
+        guard pattern.count == replacement.count, pattern.count <= bytes.count else { return false }
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
+                bytes.replaceSubrange(start..<(start + pattern.count), with: replacement)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Computes every whole page's CRC again (only the OpusTags page has changed; the others come
+    /// out as they were). False when the bytes do not start with Ogg pages.
+    private func resealOggPages(_ bytes: inout [UInt8]) -> Bool {
+        var offset = 0
+        while offset + 27 <= bytes.count, bytes[offset..<(offset + 4)].elementsEqual(Array("OggS".utf8)) {
+            let segments = Int(bytes[offset + 26])
+            guard offset + 27 + segments <= bytes.count else { break }
+            let bodyLength = bytes[(offset + 27)..<(offset + 27 + segments)].reduce(0) { $0 + Int($1) }
+            let end = offset + 27 + segments + bodyLength
+            guard end <= bytes.count else { break }
+            var page = Array(bytes[offset..<end])
+            page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+            let crc = OggPage.crc32(page)
+            for index in 0..<4 { bytes[offset + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
+            offset = end
+        }
+        return offset > 0
+    }
+
+    /// Fills the `bext` chunk's time fields and description; false when the file has none.
+    private func writeBroadcastExtension(into header: inout [UInt8]) -> Bool {
+        var position = 12
+        while position + 8 <= header.count {
+            let size = Int(header[position + 4]) | Int(header[position + 5]) << 8 | Int(header[position + 6]) << 16 | Int(header[position + 7]) << 24
+            if header[position..<(position + 4)].elementsEqual(Array("bext".utf8)) {
+                let body = position + 8
+                guard size >= WAVHeader.broadcastExtensionSize, body + size <= header.count,
+                      let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
+                let description = "first sample \(utc); device clock \(clock.driftText ?? "drift unmeasured")"
+                put(description, at: body, width: 256, in: &header)
+                put(String(local.prefix(10)), at: body + 320, width: 10, in: &header)             // yyyy-mm-dd
+                put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &header)  // hh:mm:ss
+                let reference = UInt64(max(0, (secondsSinceLocalMidnight(local: local) * Double(sampleRate)).rounded()))
+                for index in 0..<8 { header[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
+                return true
+            }
+            position += 8 + size + size % 2
+        }
+        return false
+    }
+
+    /// Seconds since local midnight at `time`, with its fraction: from the local ISO text's
+    /// hh:mm:ss and the time's own fraction of a second.
+    private func secondsSinceLocalMidnight(local: String) -> Double {
+        let clockText = Array(local.dropFirst(11).prefix(8).utf8)
+        guard clockText.count == 8 else { return 0 }
+        let digits = { (index: Int) in Double(Int(clockText[index]) - 48) * 10 + Double(Int(clockText[index + 1]) - 48) }
+        let seconds = time.secondsSinceEpoch
+        return digits(0) * 3600 + digits(3) * 60 + digits(6) + (seconds - seconds.rounded(.down))
+    }
+
+    private func put(_ text: String, at offset: Int, width: Int, in bytes: inout [UInt8]) {
+        let ascii = Array(text.utf8.prefix(width))
+        bytes.replaceSubrange(offset..<(offset + width), with: ascii + [UInt8](repeating: 0, count: width - ascii.count))
+    }
+}
