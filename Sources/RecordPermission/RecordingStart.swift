@@ -4,7 +4,7 @@ import Glibc
 
 /// A recording that has started, as the access log keeps it: a line written when the output files
 /// exist, before the first audio, so a recording that never ends (SIGKILL, a power cut, a crash)
-/// is still known. Its entry, written when it ends, carries the same `id`; a start with no entry
+/// is still known; each file a split starts later adds a `file` event line. Its entry, written when it ends, carries the same `id`; a start with no entry
 /// and no live process is an unfinished recording (`hark repair --unfinished`).
 ///
 ///     {"boot":"…","event":"started","id":"…","output":"/home/a/talk.flac","pid":4242,"processStart":123456,"start":"…"}
@@ -14,7 +14,7 @@ public struct RecordingStart: Sendable, Equatable {
     public let id: String
     public let start: WallClockTime
     /// Absolute paths of the files the recording writes (its first files, when it splits).
-    public let outputs: [String]
+    public internal(set) var outputs: [String]
     public let device: String
     let processID: Int32
     /// The kernel's boot id and the process's start time in clock ticks since boot
@@ -22,9 +22,14 @@ public struct RecordingStart: Sendable, Equatable {
     let bootID: String
     let processStart: UInt64
 
-    /// A start for this process, now, with a new random id.
-    public init(outputs: [String], device: String, start: WallClockTime = .now()) {
-        id = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined(separator: "-")
+    /// A new random id for a recording.
+    public static func newID() -> String {
+        (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined(separator: "-")
+    }
+
+    /// A start for this process.
+    public init(id: String = newID(), outputs: [String], device: String, start: WallClockTime = .now()) {
+        self.id = id
         self.start = start
         self.outputs = outputs
         self.device = device
@@ -94,12 +99,14 @@ extension AccessLog {
         try appendLine(line)
     }
 
-    /// Logs an event of an unfinished recording: `noticed` (a later recording said so once) or
-    /// `repaired` (hark repair --unfinished dealt with it; it is no longer listed).
-    public func appendEvent(_ event: UnfinishedEvent, recordingID: String) throws(PermissionChangeError) {
+    /// Logs an event of a recording: `file` (a split started this file), `noticed` (a later
+    /// recording said it was left unfinished) or `repaired` (hark repair --unfinished dealt with
+    /// it; it is no longer listed).
+    public func appendEvent(_ event: RecordingEvent, recordingID: String) throws(PermissionChangeError) {
         guard let time = WallClockTime.now().iso8601 else { return }
-        try appendLine(JSONValue.object(["event": .string(event.rawValue), "id": .string(recordingID), "time": .string(time)])
-            .serialized(.compactLine))
+        var members: [String: JSONValue] = ["event": .string(event.name), "id": .string(recordingID), "time": .string(time)]
+        if case .file(let path) = event { members["output"] = .string(path) }
+        try appendLine(JSONValue.object(members).serialized(.compactLine))
     }
 
     /// Recordings that started and have neither an entry (they never ended) nor a live recorder,
@@ -108,23 +115,42 @@ extension AccessLog {
         var starts: [RecordingStart] = []
         var ended: Set<String> = []
         var noticed: Set<String> = []
+        var laterFiles: [String: [String]] = [:]
         for line in lines() {
             if let start = RecordingStart(json: line) { starts.append(start); continue }
             guard let id = line["id"]?.stringValue else { continue }
             switch line["event"]?.stringValue {
-            case UnfinishedEvent.noticed.rawValue?: noticed.insert(id)
-            case UnfinishedEvent.repaired.rawValue?: ended.insert(id)
+            case "noticed"?: noticed.insert(id)
+            case "repaired"?: ended.insert(id)
+            case "file"?: if let path = line["output"]?.stringValue { laterFiles[id, default: []].append(path) }
             case nil: ended.insert(id)  // an entry: the recording ended
             default: break
             }
         }
-        return starts.filter { !ended.contains($0.id) && !$0.isRecorderAlive }.map { ($0, noticed.contains($0.id)) }
+        return starts.filter { !ended.contains($0.id) && !$0.isRecorderAlive }.map { start in
+            var start = start
+            start.outputs += laterFiles[start.id] ?? []
+            return (start, noticed.contains(start.id))
+        }
     }
 }
 
-public enum UnfinishedEvent: String, Sendable {
+/// What happened to a recording after it started, as the access log keeps it.
+public enum RecordingEvent: Sendable, Equatable {
+    /// A split started this file (absolute path).
+    case file(String)
+    /// A later recording said that this one was left unfinished.
     case noticed
+    /// `hark repair --unfinished` dealt with it.
     case repaired
+
+    var name: String {
+        switch self {
+        case .file: "file"
+        case .noticed: "noticed"
+        case .repaired: "repaired"
+        }
+    }
 }
 
 private extension String {

@@ -114,6 +114,12 @@ public final class RecordingSession {
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }
 
+    /// Has `handler` told the path of each file a split starts (`--max-file-time`, SIGUSR1), on the
+    /// encoder thread of its output. Call before `start()`.
+    public func whenFileStarts(_ handler: @escaping @Sendable (String) -> Void) {
+        for output in outputs { output.splitter?.whenFileStarts = handler }
+    }
+
     /// Starts the encoder and capture threads and gives the output files their names.
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {

@@ -44,6 +44,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private var framesInFinishedFiles = 0
     /// Syncing and closing the last finished file, if one is.
     private var pendingFlush: PosixThread?
+    /// Told each new file's path once it has its name (the access log's record of a recording's
+    /// files). Set before the encoder thread starts; called on it.
+    var whenFileStarts: (@Sendable (String) -> Void)?
 
     init(output: OutputTarget, path: String, encoder: any AudioEncoder, naming: OutputNaming, framesPerFile: Int?,
          bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
@@ -140,6 +143,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         framesInFile = 0
         paths.append(path)
         fileStartFrames.append(framesInFinishedFiles)
+        whenFileStarts?(path)
     }
 }
 

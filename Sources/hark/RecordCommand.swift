@@ -146,6 +146,7 @@ struct RecordCommand: ParsableCommand {
             measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout)
 
         let gate = HarkManifest.gate
+        let recordingID = RecordingStart.newID()
         StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
         // Before consent: a deny or reset while the device opens must still stop the recording.
         var watch = PermissionWatch(gate: gate, resource: choice.resource)
@@ -157,13 +158,18 @@ struct RecordCommand: ParsableCommand {
             // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
             let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
             session = try RecordingSession(configuration) { gate.requestAccess(for: media) }
+            // The access log learns of every file a split starts, so an unfinished recording's
+            // last file is known too (`hark repair --unfinished`).
+            let id = recordingID
+            session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: id) }
             scheduling = try session.start().description
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
         // The access log learns of the recording now, so one that never ends (SIGKILL, a power cut)
         // is still known to `hark repair --unfinished`; its entry at the end carries the same id.
-        let recordingStart = RecordingStart(outputs: session.outputFiles.map(absolutePath), device: device, start: session.startTime)
+        let recordingStart = RecordingStart(id: recordingID, outputs: session.outputFiles.map(absolutePath), device: device,
+                                            start: session.startTime)
         try? AccessLog().appendStart(recordingStart)
         if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {

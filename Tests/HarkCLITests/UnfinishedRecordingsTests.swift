@@ -48,6 +48,28 @@ import Testing
         #expect(entries.contains("next.flac") && entries.contains("later.flac") && !entries.contains("killed.flac"), "\(entries)")
     }
 
+    /// A split recording killed in its third file: the access log knows every file it started, so
+    /// the one it was writing is found and repaired.
+    @Test func aKilledSplitRecordingsLastFileIsFound() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let first = rig.path("part.flac"), third = rig.path("part-3.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "--max-file-time", "1", "-o", first], rig: rig)
+        let deadline = Date().addingTimeInterval(30)
+        while ((try? RepairTools.bytes(third).count) ?? 0) < 20_000 && Date() < deadline { usleep(20_000) }
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+        let listed = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(listed.status == 2, "\(listed.standardError)")
+        #expect(listed.errorLines.first?.contains("\(first), \(rig.path("part-2.flac")), \(third)") == true, "\(listed.standardError)")
+        #expect(listed.errorLines.contains { $0.contains("\(third): would repair (FLAC)") }, "\(listed.standardError)")
+        #expect(listed.errorLines.contains { $0.contains("\(first): nothing to do") }, "\(listed.standardError)")
+        let repaired = try RepairTools.repair(["--unfinished", "--write"], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(try FLACTools.test(third).status == 0)
+    }
+
     @Test func usageErrorsOfUnfinished() throws {
         let rig = try ALSATestRig(input: Data())
         #expect(try RepairTools.repair(["--unfinished", rig.path("a.flac")], rig: rig).status == 64)
