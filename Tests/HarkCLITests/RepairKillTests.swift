@@ -6,7 +6,8 @@ import Testing
 /// `hark repair` on what failures leave: hark recordings killed with SIGKILL at random moments
 /// (paced and unpaced, FLAC, Ogg Opus and WAV), and the peers' own: `flac` into a pipe, `opusenc`
 /// and `arecord` killed. Every repaired file passes the format's reference checker, and decodes to
-/// exactly what could be decoded before (FLAC and WAV: bit-exact with the input's prefix).
+/// exactly what could be decoded before (Opus: the same samples from opusdec; FLAC and WAV:
+/// bit-exact with the input's prefix).
 ///
 /// `HARK_REPAIR_KILLS` sets the kills per format (4 by default; `scripts/repair-soak` runs 100
 /// in all). The seed is printed, and `HARK_REPAIR_SEED` replays a run.
@@ -49,7 +50,7 @@ import Testing
             if codec == "opus" {
                 // What decoded before the repair decodes after it: opusdec plays a stream with no
                 // end-of-stream page to its last whole packet, as the repair cuts it.
-                if let decodedBefore { #expect(decoded.count == decodedBefore.count, "run \(run): \(decoded.count) samples after, \(decodedBefore.count) before") }
+                if let decodedBefore { #expect(decoded == decodedBefore, "run \(run): \(decoded.count) samples after, \(decodedBefore.count) before") }
             } else {
                 #expect(decoded[...] == signal.prefix(frames: decoded.count / 2), "run \(run): the repaired audio is not the input's prefix")
                 if let decodedBefore, codec == "flac" { #expect(decoded.count >= decodedBefore.count, "run \(run): fewer samples than decoded before") }
