@@ -16,8 +16,13 @@ enum OggOpusRepair {
         let audio = Array(stream.packets.dropFirst(stream.firstAudioPacket))
         var problems: [String] = []
         guard !audio.isEmpty else {
-            return RepairAnalysis(container: .oggOpus, problems: ["no audio packet"], seconds: 0,
-                                  verdict: .unrepairable("no intact audio packet: nothing to recover"))
+            // Killed before its first audio page: ended as hark ends a recording stopped before
+            // any audio, with one silent packet that the pre-skip hides (0 samples decoded).
+            let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
+            let last = headerPages.last!
+            let end = silentEndOfStream(serial: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip)
+            return RepairAnalysis(container: .oggOpus, problems: ["no audio page (stopped before any audio): ended as an empty stream"],
+                                  seconds: 0, verdict: .repairable(RepairPlan(segments: [.original(0..<stream.headerEnd), .bytes(end)])))
         }
         let lastPageIndex = audio.last!.pageIndex
         let lastPage = stream.pages[lastPageIndex]
@@ -101,6 +106,13 @@ enum OggOpusRepair {
             }
         }
         return RepairPlan(segments: segments)
+    }
+
+    /// An end-of-stream page holding one 20 ms CELT silence packet (TOC 0xF8, then CELT's silence
+    /// flag), its granule position the pre-skip, so decoders return exactly 0 samples.
+    static func silentEndOfStream(serial: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
+        OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: Int64(preSkip), serial: serial, sequence: sequence,
+                            lacing: [3], body: [0xF8, 0xFF, 0xFE])
     }
 
     /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.

@@ -80,12 +80,12 @@ import Testing
         #expect(try RepairTools.repair([flac, damaged + ".orig"], rig: rig).status == 2)
     }
 
-    @Test func aFlippedByteInAFLACFrameBecomesSilenceOfTheSameLength() throws {
+    @Test func aFlippedBitInAFLACFrameBecomesSilenceOfTheSameLength() throws {
         let signal = TestSignal(format: Self.format, frames: 6 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let flac = try Self.peerFiles(rig, seconds: 6)[0].path
         let size = try RepairTools.bytes(flac).count
-        try RepairTools.flipByte(flac, at: size / 2)
+        try RepairTools.flipBit(flac, at: size / 2)
         #expect(try FLACTools.test(flac).status != 0, "flac -t sees the damage")
         let result = try RepairTools.repair(["--write", flac], rig: rig)
         #expect(result.status == 1, "\(result.standardError)")
@@ -99,13 +99,13 @@ import Testing
         #expect(decoded[first...last].allSatisfy { $0 == 0 }, "what differs is silence")
     }
 
-    @Test func aFlippedByteInAnOggPageDropsThatPageAndSaysWhere() throws {
+    @Test func aFlippedBitInAnOggPageDropsThatPageAndSaysWhere() throws {
         let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let opus = try Self.peerFiles(rig, seconds: 8)[1].path
         let before = try OpusTools.decode(opus).samples.count
         let size = try RepairTools.bytes(opus).count
-        try RepairTools.flipByte(opus, at: size / 2)
+        try RepairTools.flipBit(opus, at: size / 2)
         let result = try RepairTools.repair(["--write", opus], rig: rig)
         #expect(result.status == 1, "\(result.standardError)")
         #expect(result.standardError.contains("damaged bytes at") && result.standardError.contains("dropped"), "\(result.standardError)")

@@ -38,10 +38,10 @@ enum RepairTools {
         }
     }
 
-    /// Flips every bit of the byte at `offset` of the file.
-    static func flipByte(_ path: String, at offset: Int) throws {
+    /// Flips one bit of the byte at `offset` of the file: the damage a bad sector or a cosmic ray does.
+    static func flipBit(_ path: String, at offset: Int) throws {
         var data = try bytes(path)
-        data[offset] ^= 0xFF
+        data[offset] ^= 0x10
         try data.write(to: URL(fileURLWithPath: path))
     }
 
