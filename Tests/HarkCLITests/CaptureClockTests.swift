@@ -26,6 +26,7 @@ import Testing
         // PulseAudio's null sink keeps the system's time: no crystal, so no drift beyond the
         // timestamps' millisecond-scale jitter over the 5–15 s between the first and the latest bucket.
         let summary = try #require(result.errorLines.first { $0.contains("recorded 16.000 s") }, "\(result.standardError)")
+        print("CaptureClockTests: \(line); \(summary)")
         // The files carry them too: FLAC's and Opus's tags, WAV's bext chunk.
         let flacTags = try FLACTools.tags(output)
         #expect(flacTags.contains("HARK_FIRST_SAMPLE_TIME=\(stamp)"), "\(flacTags)")
