@@ -8,7 +8,7 @@ import RecordPermission
 ///   (`2026-11-22T14:03:05+01:00`; see `WallClockTime.localISO8601`);
 /// - `ENCODER`: hark's version and the codec library's, e.g. `hark 0.1.0 (libFLAC 1.4.2)`;
 /// - `HARK_CAPTURE`: what the device negotiated (`captureDescription(of:)`);
-/// - for a file, `HARK_FIRST_SAMPLE_TIME` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
+/// - for a file, `HARK_FIRST_SAMPLE_TIME`, `HARK_FIRST_SAMPLE` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
 ///   of the values' width, written over when the recording ends, since neither is known when the
 ///   header is written. A file that keeps them was never finished.
 ///
@@ -37,6 +37,7 @@ struct AutomaticTags {
             automatic.append(("HARK_CAPTURE", Self.captureDescription(of: recordingDetails.capture)))
             if reservesClockTags {
                 automatic.append((ClockStamp.timeKey, ClockStamp.timePlaceholder))
+                automatic.append((ClockStamp.sampleKey, ClockStamp.samplePlaceholder))
                 automatic.append((ClockStamp.driftKey, ClockStamp.driftPlaceholder))
             }
         }

@@ -9,9 +9,11 @@ import Glibc
 /// is written):
 ///
 /// - FLAC and Ogg Opus: the tags `HARK_FIRST_SAMPLE_TIME=2026-11-23T23:29:11.482913Z` (UTC, to the
-///   microsecond; the time of the file's sample 0) and `HARK_CLOCK_DRIFT_PPM=+00001.300` (or
-///   `unmeasured` for a recording too short to tell), written over placeholders of the same width
-///   (`AutomaticTags`), so nothing moves. In Ogg the OpusTags page's CRC is computed again.
+///   microsecond; the time of the file's first sample), `HARK_FIRST_SAMPLE=000000096000` (the sample
+///   count that time refers to: that sample's number in the recording, 0 but for the later files
+///   of a split) and `HARK_CLOCK_DRIFT_PPM=+00001.300` (or `unmeasured` for a recording too short
+///   to tell), written over placeholders of the same width (`AutomaticTags`), so nothing moves. In
+///   Ogg the OpusTags page's CRC is computed again.
 /// - WAV: the Broadcast WAVE `bext` chunk (EBU Tech 3285): OriginationDate and OriginationTime of
 ///   the first sample in local time, TimeReference the samples since local midnight at it (what
 ///   broadcast tools align on), and the same two values in the Description.
@@ -21,8 +23,11 @@ import Glibc
 /// encoders have finished, and syncs each file it changed.
 struct ClockStamp {
     static let timeKey = "HARK_FIRST_SAMPLE_TIME"
+    static let sampleKey = "HARK_FIRST_SAMPLE"
     static let driftKey = "HARK_CLOCK_DRIFT_PPM"
     static let timePlaceholder = "0000-00-00T00:00:00.000000Z"
+    /// Twelve digits: a file's first sample's number in the recording (a day at 384 kHz is 11).
+    static let samplePlaceholder = "000000000000"
     static let driftPlaceholder = "unmeasured"
     /// How far into a file its tags can be: FLAC's STREAMINFO and tags come before its seek table,
     /// Ogg's OpusTags page right after OpusHead's.
@@ -71,7 +76,10 @@ struct ClockStamp {
     /// Writes over both placeholders; false when either is missing.
     private func writeTags(into header: inout [UInt8]) -> Bool {
         guard let timeText = time.iso8601Microseconds, timeText.utf8.count == Self.timePlaceholder.utf8.count else { return false }
+        var sample = String(fileStartFrame)
+        while sample.count < Self.samplePlaceholder.count { sample = "0" + sample }
         return replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
+            && replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: Self.sampleKey + "=" + sample, in: &header)
             && replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
     }
 

@@ -29,7 +29,7 @@ import Testing
         print("CaptureClockTests: \(line); \(summary)")
         // The files carry them too: FLAC's and Opus's tags, WAV's bext chunk.
         let flacTags = try FLACTools.tags(output)
-        #expect(flacTags.contains("HARK_FIRST_SAMPLE_TIME=\(stamp)"), "\(flacTags)")
+        #expect(flacTags.contains("HARK_FIRST_SAMPLE_TIME=\(stamp)") && flacTags.contains("HARK_FIRST_SAMPLE=000000000000"), "\(flacTags)")
         let drift = try #require(flacTags.first { $0.hasPrefix("HARK_CLOCK_DRIFT_PPM=") }.map { String($0.dropFirst(21)) })
         let opusInfo = try OpusTools.info(opus)
         #expect(opusInfo.isClean, "\(opusInfo.text)")
@@ -83,8 +83,12 @@ import Testing
             let tag = try #require(try FLACTools.tags(rig.path(name)).first { $0.hasPrefix("HARK_FIRST_SAMPLE_TIME=") })
             return try #require(formatter.date(from: String(tag.dropFirst(23))), "\(tag)")
         }
-        // 2 s of frames apart, to the microsecond (the formatter keeps milliseconds).
+        // 2 s of frames apart, to the microsecond (the formatter keeps milliseconds), each saying
+        // which sample of the recording its time is for.
         #expect(abs(times[1].timeIntervalSince(times[0]) - 2) < 0.002 && abs(times[2].timeIntervalSince(times[1]) - 2) < 0.002, "\(times)")
+        for (name, sample) in [("part.flac", "000000000000"), ("part-2.flac", "000000096000"), ("part-3.flac", "000000192000")] {
+            #expect(try FLACTools.tags(rig.path(name)).contains("HARK_FIRST_SAMPLE=\(sample)"), "\(name)")
+        }
 
         let killed = rig.path("killed.flac")
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "20", "-o", killed], rig: rig)
