@@ -2,11 +2,16 @@
 /// decoding: what is intact, what is damaged in the middle, what is torn or junk at the end.
 ///
 /// A frame's length is not in its header. It ends where the CRC-16 of its bytes, stored CRC
-/// included, comes to 0 and either the next frame's header, the end of the file, or a zero-filled
-/// tail (what a file system leaves after a crash) begins there. A false end needs a CRC-16 and a
-/// CRC-8 to match by chance at once. Past the longest frame the header allows, or at a header that
-/// does not check, the bytes up to the next frame that does are damaged; with no such frame, the
-/// rest of the file is the torn tail.
+/// included, comes to 0 and either the next frame's header (or the start of one the file cuts
+/// short), the end of the file, or a zero-filled tail (what a file system leaves after a crash)
+/// begins there. A false end needs a CRC-16 and a CRC-8 to match by chance at once. Past the
+/// longest frame the header allows, or at a header that does not check, the bytes up to the next
+/// frame that does are damaged; with no such frame, the rest of the file is the torn tail.
+///
+/// Zeros at the end are ambiguous: the CRC-16 stays 0 over zero bytes, and a frame's own last
+/// bytes, its CRC included, can be zeros (a stored CRC of 0x0000 comes once in 65,536 frames,
+/// and the test signal has one). So where a frame's end falls in the zeros, libFLAC decides: the
+/// end at which the frame alone decodes cleanly, trying the end of the file first.
 struct FLACFrameWalk {
     struct Frame {
         let range: Range<Int>
@@ -32,7 +37,8 @@ struct FLACFrameWalk {
         }
         var zeroTailStart = end
         while zeroTailStart > metadata.audioStart && bytes[zeroTailStart - 1] == 0 { zeroTailStart -= 1 }
-        let walker = Walker(bytes: bytes, end: end, zeroTailStart: zeroTailStart, stream: metadata.streamInfo)
+        let walker = Walker(bytes: bytes, end: end, zeroTailStart: zeroTailStart, stream: metadata.streamInfo,
+                            header: UnsafeRawBufferPointer(rebasing: bytes[..<metadata.audioStart]))
 
         var position = metadata.audioStart
         var isVariable: Bool?
@@ -64,6 +70,11 @@ struct FLACFrameWalk {
         let end: Int
         let zeroTailStart: Int
         let stream: FLACStreamInfo
+        /// The stream's header, for decoding one frame on its own.
+        let header: UnsafeRawBufferPointer
+
+        /// Bytes past the first possible end in the zeros that are tried as the frame's end.
+        static let zeroRunSearch = 256
 
         func frame(at offset: Int, isVariable: Bool?) -> Frame? {
             guard offset + 1 < end, bytes[offset] == 0xFF,
@@ -77,11 +88,46 @@ struct FLACFrameWalk {
             while index < limit {
                 crc = Checksums.crc16(crc, adding: bytes[index])
                 index += 1
-                if crc == 0 && index >= shortest && (index == end || index >= zeroTailStart || startsFrame(at: index)) {
+                guard crc == 0 && index >= shortest else { continue }
+                if index == end || startsFrame(at: index) || startsCutHeader(at: index) {
                     return Frame(range: offset..<index, header: header)
+                }
+                if index >= zeroTailStart {
+                    return Frame(range: offset..<endInZeros(frameStart: offset, firstEnd: index, blockSize: header.blockSize), header: header)
                 }
             }
             return nil
+        }
+
+        /// Where a frame whose CRC first comes to 0 at `firstEnd`, inside the zeros at the end,
+        /// really ends: the end of the file, `firstEnd`, or a little past it, whichever libFLAC
+        /// decodes as exactly this frame; `firstEnd` when none does.
+        private func endInZeros(frameStart: Int, firstEnd: Int, blockSize: Int) -> Int {
+            let candidates = [end, firstEnd] + Array((firstEnd + 2)..<max(firstEnd + 2, min(end, firstEnd + Self.zeroRunSearch)))
+            return candidates.first { decodesAlone(frameStart..<$0, blockSize: blockSize) } ?? firstEnd
+        }
+
+        /// Whether the stream's header followed by `range` decodes to one frame of `blockSize`
+        /// samples with no complaint from libFLAC (trailing zeros make it lose sync).
+        private func decodesAlone(_ range: Range<Int>, blockSize: Int) -> Bool {
+            let frame = UnsafeRawBufferPointer(rebasing: bytes[range])
+            let decoded = FLACDecoding.decode(length: header.count + frame.count, checkMD5: false) { wanted, destination in
+                var written = 0
+                for (part, base) in [(header, 0), (frame, header.count)] {
+                    let lower = max(wanted.lowerBound, base), upper = min(wanted.upperBound, base + part.count)
+                    guard lower < upper else { continue }
+                    destination.baseAddress!.advanced(by: written)
+                        .copyMemory(from: part.baseAddress!.advanced(by: lower - base), byteCount: upper - lower)
+                    written += upper - lower
+                }
+            }
+            return decoded.map { $0.errors.isEmpty && $0.samples == UInt64(blockSize) } ?? false
+        }
+
+        /// Whether the few bytes from `offset` to the end are the start of a frame header that the
+        /// file cuts short (a recorder killed as it began writing the next frame).
+        private func startsCutHeader(at offset: Int) -> Bool {
+            end - offset < 16 && bytes[offset] == 0xFF && (offset + 1 == end || bytes[offset + 1] & 0xFE == 0xF8)
         }
 
         private func startsFrame(at offset: Int) -> Bool {
