@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
         // Reads a damaged recording and writes it whole again (hark repair): FLAC, Ogg Opus, WAV.
-        .target(name: "Repair", dependencies: ["CFLAC", "COpusEnc", "CLinux"]),
+        .target(name: "Repair", dependencies: ["Encoding", "CFLAC", "COpusEnc", "CLinux"]),
         .target(
             name: "Recorder",
             dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "CLinux"]

@@ -179,7 +179,8 @@ public final class CaptureDevice: @unchecked Sendable {
     /// When the device captured the frame the next read returns, in `MonotonicClock` nanoseconds:
     /// the status timestamp less the frames captured and not yet read (the delay). A device whose
     /// status has no timestamp (some plugins) is timed by the clock at the call instead. Nil when
-    /// the status cannot be read. An ioctl, no allocation; called twice per recording.
+    /// the status cannot be read. An ioctl, no allocation; called once per recording, after the
+    /// capture thread's first read.
     /// The corresponding C functions are `snd_pcm_status`, `…_get_htstamp` and `…_get_delay`.
     func timeOfNextFrame() -> Int? {
         guard snd_pcm_status(pcm, status) >= 0 else { return nil }

@@ -1,10 +1,11 @@
 /// The one Ogg page hark writes itself (RFC 3533, RFC 7845): the end of an Opus recording that
-/// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts); and the
-/// page checksum, for the recorder's rewrite of the OpusTags page (`ClockStamp`).
+/// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts), also how
+/// `hark repair` ends a file killed before its first audio page; and the page checksum, for the
+/// recorder's rewrite of the OpusTags page (`ClockStamp`) and the repair's page checks.
 public enum OggPage {
     /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
     /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured.
-    static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
+    public static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
         // TOC 0xF8: CELT-only, fullband, 20 ms, one frame; 0xFF 0xFE: CELT's silence flag.
         let packet: [UInt8] = [0xF8, 0xFF, 0xFE]
         var page = [UInt8]("OggS".utf8)
@@ -24,13 +25,16 @@ public enum OggPage {
     }
 
     /// Ogg's CRC-32: polynomial 0x04C11DB7, no reflection, initial value 0, no final xor, over a
-    /// page whose CRC field holds zeros.
-    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0
-        for byte in bytes {
-            crc ^= UInt32(byte) << 24
-            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-        }
+    /// page whose CRC field holds zeros; `startingAt` continues one over a page read in pieces.
+    public static func crc32<Bytes: Sequence>(_ bytes: Bytes, startingAt start: UInt32 = 0) -> UInt32 where Bytes.Element == UInt8 {
+        var crc = start
+        for byte in bytes { crc = (crc << 8) ^ crcTable[Int(UInt8(crc >> 24) ^ byte)] }
+        return crc
+    }
+
+    private static let crcTable: [UInt32] = (0..<256).map { index in
+        var crc = UInt32(index) << 24
+        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
         return crc
     }
 }

@@ -12,8 +12,9 @@ import Synchronization
 /// reader that stopped reading, a slow disk) holds up only its own thread and fills only its own
 /// ring (see `CaptureLane`). It sleeps on its lane's `dataReady` between periods and never spins.
 /// Per period it allocates nothing and takes no locks: it borrows the ring's readable regions and
-/// hands them to the encoder, which converts them in place into its preallocated buffer. Silence for lost time (`--pad-overruns`)
-/// comes from a preallocated zero buffer, at the places the capture thread scheduled.
+/// hands them to the encoder, which converts them in place into its preallocated buffer. Silence
+/// for lost time (`--pad-overruns`) comes from a preallocated zero buffer, at the places the
+/// capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
     private let lane: CaptureLane
     private let ring: FrameRingBuffer

@@ -41,7 +41,6 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private(set) var paths: [String]
     /// Where each file starts in the recording, in frames (0 for the first); beside `paths`.
     private(set) var fileStartFrames: [Int] = [0]
-    private var framesInFinishedFiles = 0
     /// Syncing and closing the last finished file, if one is.
     private var pendingFlush: PosixThread?
     /// Told each new file's path once it has its name (the access log's record of a recording's
@@ -139,10 +138,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         }
         output = next
         encoder = nextEncoder
-        framesInFinishedFiles += framesInFile
+        fileStartFrames.append(fileStartFrames.last! + framesInFile)
         framesInFile = 0
         paths.append(path)
-        fileStartFrames.append(framesInFinishedFiles)
         whenFileStarts?(path)
     }
 }

@@ -88,13 +88,6 @@ public enum FileRepair {
         }
     }
 
-    /// The analysis alone (what a dry run prints), for callers that show it their own way.
-    public static func analyse(_ path: String) throws(RepairFailure) -> RepairAnalysis {
-        let file = try MappedFile(path: path)
-        let container = try recognise(file)
-        return try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container) }
-    }
-
     static func recognise(_ file: MappedFile) throws(RepairFailure) -> RepairAnalysis.Container {
         let container: RepairAnalysis.Container? = file.withBytes { bytes in
             if bytes.matches("fLaC", at: 0) || bytes.matches("ID3", at: 0) { return .flac }

@@ -1,3 +1,5 @@
+import Encoding
+
 /// Repairs an Ogg Opus file from any writer: cuts it after its last whole packet, drops damaged
 /// pages and the packets they cost, and ends the stream with the end-of-stream flag on a page
 /// whose granule position counts exactly the samples kept.
@@ -20,7 +22,7 @@ enum OggOpusRepair {
             // any audio, with one silent packet that the pre-skip hides (0 samples decoded).
             let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
             let last = headerPages.last!
-            let end = silentEndOfStream(serial: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip)
+            let end = OggPage.silentEndOfStream(serialNumber: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip)
             return RepairAnalysis(container: .oggOpus, problems: ["no audio page (stopped before any audio): ended as an empty stream"],
                                   seconds: 0, verdict: .repairable(RepairPlan(segments: [.original(0..<stream.headerEnd), .bytes(end)])))
         }
@@ -106,13 +108,6 @@ enum OggOpusRepair {
             }
         }
         return RepairPlan(segments: segments)
-    }
-
-    /// An end-of-stream page holding one 20 ms CELT silence packet (TOC 0xF8, then CELT's silence
-    /// flag), its granule position the pre-skip, so decoders return exactly 0 samples.
-    static func silentEndOfStream(serial: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
-        OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: Int64(preSkip), serial: serial, sequence: sequence,
-                            lacing: [3], body: [0xF8, 0xFF, 0xFE])
     }
 
     /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.

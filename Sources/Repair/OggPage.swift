@@ -1,3 +1,5 @@
+import Encoding
+
 /// An Ogg page's header (RFC 3533 §6), read and checked, and new pages built for a repair.
 struct OggPageHeader {
     static let continued: UInt8 = 0x01
@@ -21,7 +23,6 @@ struct OggPageHeader {
     var bodyOffset: Int { offset + headerLength }
     var isContinued: Bool { flags & Self.continued != 0 }
     var isEndOfStream: Bool { flags & Self.endOfStream != 0 }
-    var completesPacket: Bool { lacing.contains { $0 < 255 } }
 
     /// The page at `offset` if it is whole and its CRC matches; nil otherwise.
     static func parse(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> OggPageHeader? {
@@ -34,9 +35,9 @@ struct OggPageHeader {
                                  serial: UInt32(bytes.littleEndian(at: offset + 14, bytes: 4)),
                                  sequence: UInt32(bytes.littleEndian(at: offset + 18, bytes: 4)), lacing: lacing)
         guard page.range.upperBound <= bytes.count else { return nil }
-        var crc = Checksums.oggCRC(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 22)]))
-        crc = Checksums.oggCRC([0, 0, 0, 0], startingAt: crc)
-        crc = Checksums.oggCRC(UnsafeRawBufferPointer(rebasing: bytes[(offset + 26)..<page.range.upperBound]), startingAt: crc)
+        var crc = OggPage.crc32(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 22)]))
+        crc = OggPage.crc32([0, 0, 0, 0], startingAt: crc)
+        crc = OggPage.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 26)..<page.range.upperBound]), startingAt: crc)
         guard crc == UInt32(bytes.littleEndian(at: offset + 22, bytes: 4)) else { return nil }
         return page
     }
@@ -50,7 +51,7 @@ struct OggPageHeader {
         page += [0, 0, 0, 0, UInt8(lacing.count)]
         page += lacing
         page += body
-        page.putLittleEndian(UInt64(Checksums.oggCRC(page)), bytes: 4, at: 22)
+        page.putLittleEndian(UInt64(OggPage.crc32(page)), bytes: 4, at: 22)
         return page
     }
 

@@ -160,8 +160,7 @@ struct RecordCommand: ParsableCommand {
             session = try RecordingSession(configuration) { gate.requestAccess(for: media) }
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
-            let id = recordingID
-            session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: id) }
+            session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }
             scheduling = try session.start().description
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)

@@ -1,5 +1,4 @@
 import RecordPermission
-import Repair
 
 /// Recordings the access log says started and never ended, as `hark record` mentions them (once
 /// each) and `hark repair --unfinished` lists and repairs them.
