@@ -29,6 +29,11 @@ public final class CaptureLane: @unchecked Sendable {
     /// Frames this output missed because its ring was full. Written by the capture thread only,
     /// read by others as a snapshot (relaxed).
     public let framesDropped = Atomic<Int>(0)
+    /// Frames the encoder keeps in the ring on purpose (a sound-activated recording's pre-roll):
+    /// not counted towards `wakeFrames`, so an armed encoder sleeps as long as any other. Written
+    /// by the encoder thread, read by the capture thread; relaxed: a stale value moves one wake-up
+    /// by a period at most, and the end of capture always wakes.
+    public let heldFrames = Atomic<Int>(0)
     /// Frames the capture thread committed to `ring`: the positions of `silence`'s gaps.
     /// Capture thread only.
     var framesCommitted = 0
@@ -50,9 +55,9 @@ public final class CaptureLane: @unchecked Sendable {
 
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
 
-    /// Wakes the encoder if the ring holds `wakeFrames` or more. Capture thread, after a commit;
-    /// real-time safe (two atomic loads, and `sem_post`).
+    /// Wakes the encoder if the ring holds `wakeFrames` or more beyond the held frames. Capture
+    /// thread, after a commit; real-time safe (three atomic loads, and `sem_post`).
     func wakeIfDue() {
-        if ring.readableFrames >= wakeFrames { dataReady.signal() }
+        if ring.readableFrames - heldFrames.load(ordering: .relaxed) >= wakeFrames { dataReady.signal() }
     }
 }

@@ -34,6 +34,10 @@ public struct AccessLogEntry: Sendable, Equatable {
     public var firstSample: WallClockTime?
     /// The device clock's drift against the system clock, in parts per million.
     public var clockDriftPPM: Double?
+    /// For a segment of a sound-activated recording, its number from 1 (the recording's own entry,
+    /// which covers the whole time the microphone was open, has none). A segment's entry does not
+    /// end its recording.
+    public var segment: Int?
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
                 frames: Int, consent: ConsentSource, resource: PermissionResource = .microphone, ended: String,
@@ -155,6 +159,7 @@ extension AccessLogEntry {
         members["id"] = recordingID.map { .string($0) }
         members["firstSample"] = firstSample?.iso8601Microseconds.map { .string($0) }
         members["clockDriftPPM"] = clockDriftPPM.map { .number(($0 * 10).rounded() / 10) }
+        members["segment"] = segment.map { .number(Double($0)) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -185,5 +190,6 @@ extension AccessLogEntry {
                   framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded, recordingID: json["id"]?.stringValue)
         firstSample = json["firstSample"]?.stringValue.flatMap(WallClockTime.init(iso8601:))
         if case .number(let drift)? = json["clockDriftPPM"] { clockDriftPPM = drift }
+        segment = json["segment"]?.exactInt
     }
 }

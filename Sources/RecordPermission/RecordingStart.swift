@@ -123,7 +123,7 @@ extension AccessLog {
             case "noticed"?: noticed.insert(id)
             case "repaired"?: ended.insert(id)
             case "file"?: if let path = line["output"]?.stringValue { laterFiles[id, default: []].append(path) }
-            case nil: ended.insert(id)  // an entry: the recording ended
+            case nil where line["segment"] == nil: ended.insert(id)  // an entry: the recording ended
             default: break
             }
         }

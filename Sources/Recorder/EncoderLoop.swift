@@ -16,18 +16,20 @@ import Synchronization
 /// for lost time (`--pad-overruns`) comes from a preallocated zero buffer, at the places the
 /// capture thread scheduled.
 final class EncoderLoop: @unchecked Sendable {
-    private let lane: CaptureLane
-    private let ring: FrameRingBuffer
+    let lane: CaptureLane
+    let ring: FrameRingBuffer
     private let encoder: any AudioEncoder
-    private let monitor: CaptureMonitor
+    let monitor: CaptureMonitor
     /// Gaps of silence to insert between ring frames; nil when lost time is not padded.
-    private let silence: SilenceSchedule?
+    let silence: SilenceSchedule?
     /// Zeros (silence in every sample format) to encode for a gap, a chunk at a time; empty
     /// without a schedule.
     private let zeros: UnsafeRawBufferPointer
-    /// Frames taken from the ring and encoded so far: where the encoder is in the positions of
-    /// `silence`. Encoder thread only.
-    private var ringFramesConsumed = 0
+    /// Frames taken from the ring so far (encoded, or passed over by `soundGate`): where the
+    /// encoder is in the positions of `silence`. Encoder thread only.
+    var ringFramesConsumed = 0
+    /// Sound activation's drain, in place of `drainRing`'s; nil when every frame is recorded.
+    let soundGate: SoundGatedDrain?
 
     /// Frames handed to the encoder. Written by the encoder thread, read by others as a snapshot.
     let framesEncoded = Atomic<Int>(0)
@@ -61,7 +63,7 @@ final class EncoderLoop: @unchecked Sendable {
     private var failure: EncoderError?
 
     init(lane: CaptureLane, encoder: any AudioEncoder, monitor: CaptureMonitor,
-         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0) {
+         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0, soundGate: SoundGatedDrain? = nil) {
         self.lane = lane
         ring = lane.ring
         silence = lane.silence
@@ -77,6 +79,7 @@ final class EncoderLoop: @unchecked Sendable {
         minimumStepFrames = max(periodFrames, 1)
         self.encoder = encoder
         self.monitor = monitor
+        self.soundGate = soundGate
     }
 
     deinit { zeros.deallocate() }
@@ -93,6 +96,7 @@ final class EncoderLoop: @unchecked Sendable {
     /// Runs on the encoder thread.
     func run() {
         failure = drainUntilCaptureEnds()
+        soundGate?.reportOpenSegment(self)
         if let failure {
             // The output is broken: it takes no more audio (capture stops once no output takes
             // any; see `CaptureLoop`), and what was written is left valid.
@@ -116,8 +120,9 @@ final class EncoderLoop: @unchecked Sendable {
                 // Read `isFinished` before draining: if it was already true, this drain sees every
                 // frame capture will ever commit (acquire/release in CaptureMonitor).
                 let captureFinished = monitor.isFinished
-                try drainRing()
-                if captureFinished || sizeLimitReached.load(ordering: .relaxed) { return nil }
+                if let soundGate { try soundGate.drain(self) } else { try drainRing() }
+                if captureFinished || sizeLimitReached.load(ordering: .relaxed)
+                    || soundGate?.stoppedOnSilence.load(ordering: .relaxed) == true { return nil }
                 // Capture posts when there is work and once when it ends, so the timeout is only a
                 // safety net: a short one woke this thread between periods for nothing (#16).
                 lane.dataReady.wait(timeoutNanoseconds: 2_000_000_000)
@@ -159,9 +164,20 @@ final class EncoderLoop: @unchecked Sendable {
         }
     }
 
+    /// Encodes whole frames taken from the ring, under the size limit, and counts them. Returns
+    /// the frames encoded: all of them, or fewer once the output reached its size limit.
+    func encodeFrames(_ bytes: UnsafeRawBufferPointer) throws(EncoderError) -> Int {
+        let frames = framesUnderLimit(available: bytes.count / ring.bytesPerFrame)
+        guard frames > 0 else { return 0 }
+        try encoder.encode(UnsafeRawBufferPointer(rebasing: bytes[..<(frames * ring.bytesPerFrame)]))
+        framesEncoded.add(frames, ordering: .relaxed)
+        bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
+        return frames
+    }
+
     /// Encodes `frames` of silence for a gap (not metered: it is not what the microphone heard).
     /// At the size limit the rest is left out, as ring frames are.
-    private func encodeSilence(frames: Int) throws(EncoderError) {
+    func encodeSilence(frames: Int) throws(EncoderError) {
         let chunkFrames = zeros.count / ring.bytesPerFrame
         var remaining = frames
         while remaining > 0 {

@@ -82,7 +82,7 @@ public final class LevelMeter: @unchecked Sendable {
     /// One sample's magnitude on a 0...32768 scale, and whether it is at full scale (clipped): the
     /// largest positive value or beyond, in either direction.
     @inline(__always)
-    private static func magnitude(of index: Int, in frames: UnsafeRawBufferPointer, format: SampleFormat) -> (Int, Bool) {
+    static func magnitude(of index: Int, in frames: UnsafeRawBufferPointer, format: SampleFormat) -> (Int, Bool) {
         switch format {
         case .s16LE:
             let value = Int(Int16(littleEndian: frames.loadUnaligned(fromByteOffset: 2 * index, as: Int16.self)))

@@ -89,6 +89,8 @@ public struct RecordingConfiguration: Sendable {
     public var measuresLevels: Bool
     /// Add the DATE and HARK_CAPTURE tags (see `AutomaticTags`); false for `--no-auto-tags`.
     public var addsDateAndCaptureTags: Bool
+    /// Record only while there is sound (`--start-above` and its companions); nil records all.
+    public var soundActivation: SoundActivation?
 
     /// 2.5 s, which the power-of-two rounding makes 2.73 s at 48 kHz (2.97 s at 44.1 kHz): with the
     /// 0.5 s device buffer and the pipe's or page cache's own slack, a reader or disk may stall for
@@ -102,9 +104,10 @@ public struct RecordingConfiguration: Sendable {
         ringSeconds: Double = RecordingConfiguration.defaultRingSeconds,
         captureRealtimePriority: Int32? = RecordingConfiguration.defaultCaptureRealtimePriority,
         addsDateAndCaptureTags: Bool = true, padsLostTime: Bool = false,
-        measuresLevels: Bool = false, channelLayout: ChannelLayout? = nil
+        measuresLevels: Bool = false, channelLayout: ChannelLayout? = nil, soundActivation: SoundActivation? = nil
     ) {
         precondition(!outputs.isEmpty, "a recording needs an output")
+        self.soundActivation = soundActivation
         self.capture = capture
         self.outputs = outputs
         self.durationSeconds = durationSeconds

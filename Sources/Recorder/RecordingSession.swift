@@ -80,7 +80,12 @@ public final class RecordingSession {
         // The recording's start for DATE and the access log: the encoders write their headers
         // (tags included) before the first sample, so this is the last moment before capture begins.
         startTime = .now()
-        let ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * negotiated.periodFrames)
+        var ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * negotiated.periodFrames)
+        if let activation = configuration.soundActivation {
+            // An armed output keeps its pre-roll in the ring: the ring grows to hold it and still
+            // leave the usual room (a second, or four periods) for the encoder to fall behind.
+            ringFrames = max(ringFrames, activation.heldFrames(format) + max(format.sampleRate, 4 * negotiated.periodFrames))
+        }
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
         var outputs: [SessionOutput] = []
         for (index, output) in created.enumerated() {
@@ -114,10 +119,18 @@ public final class RecordingSession {
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }
 
-    /// Has `handler` told the path of each file a split starts (`--max-file-time`, SIGUSR1), on the
-    /// encoder thread of its output. Call before `start()`.
+    /// Has `handler` told the path of each file a split starts (`--max-file-time`, SIGUSR1), and of
+    /// a sound-activated recording's every file, on the encoder thread of its output. Call before
+    /// `start()`.
     public func whenFileStarts(_ handler: @escaping @Sendable (String) -> Void) {
         for output in outputs { output.splitter?.whenFileStarts = handler }
+    }
+
+    /// Has `handler` told each segment of a sound-activated recording once it has ended, as the
+    /// first output saw it (every output decides alike on the same audio), on that output's
+    /// encoder thread. Call before `start()`.
+    public func whenSegmentEnds(_ handler: @escaping @Sendable (RecordedSegment) -> Void) {
+        outputs[0].soundGate?.whenSegmentEnds = handler
     }
 
     /// Starts the encoder and capture threads and gives the output files their names.
@@ -146,7 +159,7 @@ public final class RecordingSession {
         }
         for output in outputs {
             do throws(RecordingError) {
-                try output.target.commit()
+                try output.commit()
             } catch {
                 monitor.requestStop()
                 _ = waitUntilFinished()
@@ -172,9 +185,17 @@ public final class RecordingSession {
 
     /// A snapshot for a status display. Takes the level meter's window, so one caller only.
     private var progress: RecordingProgress {
-        RecordingProgress(framesCaptured: framesCaptured, format: device.negotiated.format,
-                          bytesWritten: outputs.reduce(0) { $0 + $1.loop.bytesWritten.load(ordering: .relaxed) },
-                          levels: meter?.takeWindow())
+        let gate = outputs[0].soundGate
+        let centibels = gate?.lastBlockCentibels.load(ordering: .relaxed) ?? Int.min
+        return RecordingProgress(
+            framesCaptured: framesCaptured, format: device.negotiated.format,
+            bytesWritten: outputs.reduce(0) { $0 + $1.loop.bytesWritten.load(ordering: .relaxed) },
+            levels: meter?.takeWindow(),
+            sound: gate.map { gate in
+                SoundProgress(isArmed: gate.isArmed.load(ordering: .relaxed),
+                              segments: gate.segmentsStarted.load(ordering: .relaxed),
+                              level: centibels == Int.min ? -.infinity : Double(centibels) / 100)
+            })
     }
 
     private var allOutputsDone: Bool { outputs.allSatisfy(\.loop.isDone) }
@@ -237,11 +258,16 @@ public final class RecordingSession {
         let end: RecordingEnd
         // Every output ended on its own (failed, or reached its size limit): that is why capture
         // stopped. Otherwise the outputs that ended early are reported beside the recording's end.
-        let everyOutputEndedEarly = outputSummaries.allSatisfy { $0.failure != nil || $0.reachedSizeLimit }
+        let stoppedOnSilence = outputs.map { $0.soundGate?.stoppedOnSilence.load(ordering: .relaxed) == true }
+        let everyOutputEndedEarly = zip(outputSummaries, stoppedOnSilence).allSatisfy { summary, silence in
+            summary.failure != nil || summary.reachedSizeLimit || silence
+        }
         if everyOutputEndedEarly, let failure = outputSummaries.lazy.compactMap(\.failure).first {
             end = .outputFailed(failure)
-        } else if everyOutputEndedEarly {
+        } else if everyOutputEndedEarly, outputSummaries.allSatisfy(\.reachedSizeLimit) {
             end = .sizeLimitReached
+        } else if everyOutputEndedEarly, let seconds = configuration.soundActivation?.stopAfterSeconds {
+            end = .silence(seconds: seconds)
         } else if let externalStop {
             end = externalStop
         } else if monitor.endReason == .deviceLost {
@@ -279,5 +305,17 @@ public struct RecordingProgress: Sendable {
     public let bytesWritten: Int
     /// Levels since the previous snapshot; nil when not measured or nothing arrived meanwhile.
     public let levels: LevelWindow?
+    /// Sound activation's state; nil when every frame is recorded.
+    public let sound: SoundProgress?
     public var seconds: Double { format.seconds(forFrames: framesCaptured) }
+}
+
+/// A sound-activated recording's state, for a status display.
+public struct SoundProgress: Sendable, Equatable {
+    /// Waiting for sound (nothing is being written).
+    public let isArmed: Bool
+    /// Segments started so far.
+    public let segments: Int
+    /// The last level block's loudest channel, in dBFS (what `--start-above` is compared with).
+    public let level: Double
 }

@@ -15,10 +15,13 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case permissionRevoked(because: String)
     /// The output reached `--max-size`.
     case sizeLimitReached
+    /// Silence lasted `--stop-after` seconds after the last sound.
+    case silence(seconds: Double)
 
     public var description: String {
         switch self {
         case .sizeLimitReached: "size limit reached"
+        case .silence(let seconds): "stopped after \(SecondsText.format(seconds)) s of silence"
         case .signal(let name): "stopped by \(name)"
         case .durationReached: "duration reached"
         case .deviceLost: "capture device lost"
@@ -30,7 +33,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     /// The one-line error to print for a failure, or nil for a normal stop.
     public var failureMessage: String? {
         switch self {
-        case .signal, .durationReached, .sizeLimitReached: nil
+        case .signal, .durationReached, .sizeLimitReached, .silence: nil
         case .deviceLost(let reason): "capture device lost: \(reason)"
         case .outputFailed(let error): error.description
         case .permissionRevoked(let because): "\(because); the recording was stopped and finalized"
@@ -41,7 +44,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     /// when access was revoked.
     public var exitCode: Int32 {
         switch self {
-        case .signal, .durationReached, .sizeLimitReached: 0
+        case .signal, .durationReached, .sizeLimitReached, .silence: 0
         case .deviceLost, .outputFailed: 74
         case .permissionRevoked: 77
         }
@@ -58,6 +61,7 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
         case .signal(let name): name
         case .durationReached: "duration"
         case .sizeLimitReached: "size limit"
+        case .silence: "silence"
         case .deviceLost: "device lost"
         case .outputFailed: "output failed"
         case .permissionRevoked: "revoked"
@@ -80,10 +84,13 @@ public struct OutputSummary: Sendable, Equatable {
     public let failure: EncoderError?
     /// Whether it ended at `--max-size`.
     public let reachedSizeLimit: Bool
+    /// Segments recorded when recording was sound-activated (`--start-above`); nil otherwise.
+    public let segments: Int?
 
-    public init(paths: [String], codec: String, frames: Int, bytes: Int, framesDropped: Int,
+    public init(paths: [String], codec: String, segments: Int? = nil, frames: Int, bytes: Int, framesDropped: Int,
                 failure: EncoderError? = nil, reachedSizeLimit: Bool = false) {
         self.paths = paths
+        self.segments = segments
         self.codec = codec
         self.frames = frames
         self.bytes = bytes
@@ -158,11 +165,12 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         }
         let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
+        let segments = outputs[0].segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         if outputs.count == 1 {
-            return ["recorded \(duration), \(frames) frames, \(bytes) bytes to \(output); "
+            return ["recorded \(duration)\(segments), \(frames) frames, \(bytes) bytes to \(output); "
                 + "\(losses), \(framesDropped) frames dropped; \(end)\(drift)"]
         }
-        return ["recorded \(duration) to \(outputs.count) outputs; \(losses); \(end)\(drift)"]
+        return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses); \(end)\(drift)"]
             + outputs.map { output in
                 let ending = output.failure.map { "; failed: \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "

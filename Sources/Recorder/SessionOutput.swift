@@ -46,6 +46,10 @@ final class SessionOutput {
     var thread: PosixThread?
     /// Whether its files hold room for the clock's stamps (`ClockStamp`).
     let stampsClock: Bool
+    /// Sound activation's drain; nil when every frame is recorded.
+    let soundGate: SoundGatedDrain?
+    /// Whether the output's first file waits for the first sound (a sound-activated file output).
+    let startsOnSound: Bool
 
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
@@ -73,10 +77,22 @@ final class SessionOutput {
                                         expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
         }
         var encoder = try makeEncoder(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
+        // A sound-activated file output has no file until the first sound: the codec just made
+        // has checked its settings (so a bad one fails now, before the microphone opens, as
+        // always); it is finished and its bytes are thrown away, and the first segment makes the
+        // file afresh, with the moment it starts as its DATE.
+        let startsOnSound = recording.soundActivation != nil && created.naming != nil
+        if startsOnSound {
+            try encoder.finish()
+            guard ftruncate(target.fileDescriptor, 0) == 0, lseek(target.fileDescriptor, 0, SEEK_SET) == 0 else {
+                throw .writeFailed(errno: errno)
+            }
+        }
+        self.startsOnSound = startsOnSound
         // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
         if let naming = created.naming, case .file(let path) = destination {
             let splitter = SplittingEncoder(
-                output: target, path: path, encoder: encoder, naming: naming,
+                output: target, path: path, encoder: startsOnSound ? nil : encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
                 bytesPerFrame: format.bytesPerFrame, makeEncoder: makeEncoder)
             self.splitter = splitter
@@ -92,8 +108,17 @@ final class SessionOutput {
         let ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
                            wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
+        let fileSplitter = splitter
+        let soundGate = recording.soundActivation.map { SoundGatedDrain($0, format: format, splitter: fileSplitter, recordingStart: startTime) }
+        self.soundGate = soundGate
         loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, meter: meter,
-                           maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames)
+                           maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames, soundGate: soundGate)
+    }
+
+    /// Gives the output's file its name, now that capture runs; a sound-activated file output's
+    /// first file gets its name when the first sound starts it.
+    func commit() throws(RecordingError) {
+        if !startsOnSound { try target.commit() }
     }
 
     private static func makeEncoder(
@@ -138,6 +163,7 @@ final class SessionOutput {
     var summary: OutputSummary {
         OutputSummary(
             paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
+            segments: soundGate?.segmentsStarted.load(ordering: .relaxed),
             frames: loop.framesEncoded.load(ordering: .relaxed), bytes: loop.bytesWritten.load(ordering: .relaxed),
             framesDropped: lane.framesDropped.load(ordering: .relaxed), failure: loop.outcome,
             reachedSizeLimit: loop.sizeLimitReached.load(ordering: .relaxed))

@@ -22,41 +22,62 @@ import Glibc
 /// Splitting allocates (a new codec instance, a file name) and does file I/O; it runs on the
 /// encoder thread, never the capture thread, and a few times an hour at most, while the ring holds
 /// seconds of audio. Between splits `encode` adds no allocation to the codec's own.
+///
+/// Sound-activated recording (`SoundActivation`) starts without a file: the first one is made
+/// when the first segment begins (`beginSegment`), and `endSegment` finishes the current one at
+/// once (`--split-on-silence`), so no file exists until something crossed the level and each
+/// segment is complete on disk while hark waits for the next. `skip` counts the frames the
+/// recording passed over, so each file knows where in the recording it starts.
 final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Makes the codec for a file starting at the given moment (its DATE tag).
     typealias MakeEncoder = (OutputSink, WallClockTime) throws(EncoderError) -> any AudioEncoder
 
+    /// The current file's target; before a sound-activated recording's first file, the one
+    /// made (under a temporary name) before consent, which the first file uses.
     private var output: OutputTarget
-    private var encoder: any AudioEncoder
+    /// The current file's codec; nil while no file is open (sound activation, between segments).
+    private var encoder: (any AudioEncoder)?
+    /// Whether `output` is the pending first target no file has used yet.
+    private var outputIsPending: Bool
     private var naming: OutputNaming
     private let makeEncoder: MakeEncoder
     private let framesPerFile: Int?
     private let bytesPerFrame: Int
     /// Invariant: frames written to the current file; at most `framesPerFile`.
     private var framesInFile = 0
+    /// Frames of the recording so far, written or skipped: where the next frame is in it.
+    private var recordingFrames = 0
+    /// The wall-clock time of the next file's first frame, when the caller knows it (a segment's
+    /// start); else a file starts `.now()`.
+    private var nextFileStart: WallClockTime?
     private var bytesInFinishedFiles = 0
     /// Set by any thread (relaxed: it carries no data), taken by the encoder thread.
     private let splitRequested = Atomic<Bool>(false)
     /// The files written, in order. Changed on the encoder thread; read once it has finished.
     private(set) var paths: [String]
-    /// Where each file starts in the recording, in frames (0 for the first); beside `paths`.
-    private(set) var fileStartFrames: [Int] = [0]
+    /// Where each file starts in the recording, in frames (0 for the first, unless sound
+    /// activation skipped the start); beside `paths`.
+    private(set) var fileStartFrames: [Int]
     /// Syncing and closing the last finished file, if one is.
     private var pendingFlush: PosixThread?
     /// Told each new file's path once it has its name (the access log's record of a recording's
     /// files). Set before the encoder thread starts; called on it.
     var whenFileStarts: (@Sendable (String) -> Void)?
 
-    init(output: OutputTarget, path: String, encoder: any AudioEncoder, naming: OutputNaming, framesPerFile: Int?,
+    /// With `encoder` nil (sound activation), no file is written until the first frame: `output`
+    /// keeps its temporary name until then, and is discarded if no frame ever comes.
+    init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, naming: OutputNaming, framesPerFile: Int?,
          bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
         self.output = output
         self.encoder = encoder
+        outputIsPending = encoder == nil
         self.naming = naming
         self.framesPerFile = framesPerFile
         self.bytesPerFrame = bytesPerFrame
         self.makeEncoder = makeEncoder
-        paths = [path]
+        paths = encoder == nil ? [] : [path]
+        fileStartFrames = encoder == nil ? [] : [0]
     }
 
     /// Asks for a new file before the next frame. Safe from any thread. A request while the
@@ -68,31 +89,60 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
         var offset = 0
         while offset < frames.count {
-            if framesInFile > 0 && (framesInFile == framesPerFile || splitRequested.exchange(false, ordering: .relaxed)) {
+            if encoder == nil {
+                try startNextFile()
+            } else if framesInFile > 0 && (framesInFile == framesPerFile || splitRequested.exchange(false, ordering: .relaxed)) {
+                try finishFile()
                 try startNextFile()
             }
             var count = (frames.count - offset) / bytesPerFrame
             if let framesPerFile { count = min(count, framesPerFile - framesInFile) }
             let end = offset + count * bytesPerFrame
-            try encoder.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
+            try encoder!.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
             framesInFile += count
+            recordingFrames += count
             offset = end
         }
     }
 
+    /// The recording passes over `frames` frames that no file holds (sound activation, waiting).
+    func skip(frames: Int) {
+        recordingFrames += frames
+    }
+
+    /// The next frame begins a segment whose first frame was captured at `time`: the file it
+    /// opens (if none is open) gets that moment as its DATE.
+    func beginSegment(capturedAt time: WallClockTime) {
+        nextFileStart = time
+    }
+
+    /// Finishes the current file now; the next frame starts a new one. Nothing when none is open.
+    func endSegment() throws(EncoderError) {
+        if encoder != nil { try finishFile() }
+        splitRequested.store(false, ordering: .relaxed)  // the next segment's file is new anyway
+    }
+
     func finish() throws(EncoderError) {
-        try encoder.finish()
+        if let encoder {
+            try encoder.finish()
+        } else if outputIsPending {
+            output.discard()  // nothing crossed the level: no file
+        }
         waitForPendingFlush()
     }
 
     func salvageAfterWriteFailure() {
-        encoder.salvageAfterWriteFailure()
+        encoder?.salvageAfterWriteFailure()
     }
 
-    var bytesWritten: Int { bytesInFinishedFiles + encoder.bytesWritten }
+    var bytesWritten: Int { bytesInFinishedFiles + (encoder?.bytesWritten ?? 0) }
 
-    var maximumBytesPerFrame: Double? { encoder.maximumBytesPerFrame }
-    var maximumFinishBytes: Int? { encoder.maximumFinishBytes }
+    /// The codec's bounds; nil (the generic bound) while no file is open.
+    var maximumBytesPerFrame: Double? { encoder?.maximumBytesPerFrame }
+    var maximumFinishBytes: Int? { encoder?.maximumFinishBytes }
+
+    /// The file being written, if one is open.
+    var currentPath: String? { encoder == nil ? nil : paths.last }
 
     /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {
@@ -104,19 +154,48 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         pendingFlush.take()?.join()
     }
 
-    private func startNextFile() throws(EncoderError) {
-        try encoder.finish()
-        bytesInFinishedFiles += encoder.bytesWritten
-        let path = naming.next(at: time(nil))
-        let next: OutputTarget
-        do throws(RecordingError) {
-            next = try OutputTarget(.file(path: path))
+    /// Finishes the current file and hands it to a thread that syncs it; its descriptor closes
+    /// as that thread releases it. The previous such thread has had a whole part to finish.
+    private func finishFile() throws(EncoderError) {
+        guard let finishing = encoder else { return }
+        encoder = nil
+        try finishing.finish()
+        bytesInFinishedFiles += finishing.bytesWritten
+        waitForPendingFlush()
+        let finished = FinishedPart(target: output)
+        do throws(ThreadStartError) {
+            pendingFlush = try PosixThread(name: "hark-sync") { finished.target.synchronize() }
         } catch {
-            throw .cannotStartNextFile(error.description)
+            finished.target.synchronize()
+        }
+    }
+
+    /// Opens the next file: the pending first target when there is one (a sound-activated
+    /// recording's first file, named now when the name holds the time), else a new one.
+    private func startNextFile() throws(EncoderError) {
+        let start = nextFileStart.take() ?? .now()
+        var next = output
+        var path = paths.last ?? ""
+        let usesPendingTarget = outputIsPending && !naming.hasTimeConversions
+        if outputIsPending {
+            outputIsPending = false
+            if usesPendingTarget {
+                if case .file(let pendingPath) = output.destination { path = pendingPath }
+            } else {
+                output.discard()
+            }
+        }
+        if !usesPendingTarget {
+            path = naming.next(at: Int(start.secondsSinceEpoch))
+            do throws(RecordingError) {
+                next = try OutputTarget(.file(path: path))
+            } catch {
+                throw .cannotStartNextFile(error.description)
+            }
         }
         let nextEncoder: any AudioEncoder
         do throws(EncoderError) {
-            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor), .now())
+            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor), start)
         } catch {
             next.discard()
             throw error
@@ -127,18 +206,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             next.discard()
             throw .cannotStartNextFile(error.description)
         }
-        // The finished file goes to a thread that syncs it; its descriptor closes as that thread
-        // releases it. The previous such thread has had a whole part to finish.
-        waitForPendingFlush()
-        let finished = FinishedPart(target: output)
-        do throws(ThreadStartError) {
-            pendingFlush = try PosixThread(name: "hark-sync") { finished.target.synchronize() }
-        } catch {
-            finished.target.synchronize()
-        }
         output = next
         encoder = nextEncoder
-        fileStartFrames.append(fileStartFrames.last! + framesInFile)
+        fileStartFrames.append(recordingFrames)
         framesInFile = 0
         paths.append(path)
         whenFileStarts?(path)

@@ -53,6 +53,7 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup(title: "Opus") var opus: OpusOptions
     @OptionGroup(title: "Tags") var tags: TagOptions
     @OptionGroup(title: "Limits and splitting") var limits: LimitOptions
+    @OptionGroup(title: "Sound activation") var sound: SoundOptions
 
     @Flag(name: .shortAndLong, help: "Print what the device negotiated and how the capture thread runs.")
     var verbose = false
@@ -143,7 +144,8 @@ struct RecordCommand: ParsableCommand {
         let configuration = RecordingConfiguration(
             capture: request, outputs: outputs, durationSeconds: duration, ringSeconds: ringSeconds,
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
-            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout)
+            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout,
+            soundActivation: sound.activation)
 
         let gate = HarkManifest.gate
         let recordingID = RecordingStart.newID()
@@ -161,6 +163,10 @@ struct RecordCommand: ParsableCommand {
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }
+            // A sound-activated recording logs each segment as it ends, beside its own entry.
+            let segmentEntry = SegmentLogEntry(recordingID: recordingID, device: device, format: pcm, start: session.startTime,
+                                               grant: session.grant, codecs: outputs.map(\.codec.name))
+            session.whenSegmentEnds { segment in segmentEntry.append(segment) }
             scheduling = try session.start().description
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
@@ -180,7 +186,12 @@ struct RecordCommand: ParsableCommand {
         }
         if !quiet {
             let until = duration.map { "for \(SecondsText.format($0)) s" } ?? "until Ctrl-C"
-            Console.notice("● recording from '\(device)' (\(pcm)) to \(session.outputDescription) \(until)")
+            if let activation = configuration.soundActivation {
+                Console.notice("◌ armed on '\(device)' (\(pcm)) \(until): recording to \(session.outputDescription) "
+                    + activation.plan)
+            } else {
+                Console.notice("● recording from '\(device)' (\(pcm)) to \(session.outputDescription) \(until)")
+            }
         }
 
         var statusLine = StatusLine(device: device, quiet: quiet)
@@ -206,7 +217,15 @@ struct RecordCommand: ParsableCommand {
                     + (clock.driftText.map { "; device clock \($0) against the system's" } ?? "; too short, or no clock, for the drift"))
             }
         }
-        if !quiet { summary.lines.forEach(Console.notice) }
+        if !quiet {
+            if let activation = configuration.soundActivation, summary.outputs[0].segments == 0 {
+                Console.notice("nothing rose above \(activation.levelText) in "
+                    + "\(SecondsText.format(pcm.seconds(forFrames: summary.framesCaptured), alwaysMilliseconds: true)) s armed; "
+                    + "no audio was written; \(summary.end)")
+            } else {
+                summary.lines.forEach(Console.notice)
+            }
+        }
         var failures = summary.failureMessages
         if let last = failures.popLast() {
             failures.forEach(Console.error)

@@ -8,6 +8,10 @@ import Glibc
 ///
 ///     ● REC  default  0:01:23.4  2.31 MB  L ███████▒▒░░░ -8.1 -15.3  R ██████▒░░░░░ -9.0 -16.2  clip 0
 ///
+/// Sound-activated (`--start-above`), it says whether hark is waiting ("◌ ARMED") or recording,
+/// the level `--start-above` is compared with (the last 50 ms block's loudest channel), and the
+/// segments so far.
+///
 /// Per channel, a bar from -60 to 0 dBFS (solid up to the RMS, shaded up to the peak), then the
 /// peak and RMS in dBFS over the last tenth of a second. With more than two channels the bars are
 /// numbered and shorter, and the figures are left out to fit. The line is cut to the terminal's
@@ -38,6 +42,13 @@ struct StatusLine {
         let clock = "\(seconds / 3600):\(SecondsText.zeroPadded(seconds / 60 % 60, width: 2))"
             + ":\(SecondsText.zeroPadded(seconds % 60, width: 2)).\(tenths % 10)"
         var line = "\u{1B}[31m●\u{1B}[0m REC  \(device)  \(clock)  \(Self.bytesText(progress.bytesWritten))"
+        if let sound = progress.sound {
+            // Armed: the level the trigger compares, so the user can see where to set it.
+            line = sound.isArmed
+                ? "\u{1B}[33m◌\u{1B}[0m ARMED  \(device)  \(clock)  level\(Self.decibels(sound.level))"
+                : line + "  level\(Self.decibels(sound.level))"
+            if sound.segments > 0 { line += "  seg \(sound.segments)" }
+        }
         if let levels = lastLevels {
             line += "  " + Self.meterText(levels) + "  clip \(clippedSamples)"
         }

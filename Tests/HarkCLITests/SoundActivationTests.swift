@@ -1,0 +1,204 @@
+import AudioFormat
+import Foundation
+import SignalGenerator
+import Testing
+
+/// `--start-above`, `--stop-after`, `--split-on-silence` and `--pre-roll` on a deterministic input of
+/// bursts (the music-like signal) between near-silences (noise at about −70 dBFS): the right
+/// segments, each starting at least the pre-roll before its burst and ending within the silence
+/// window after it, bit-exact with the input where they overlap; nothing written when nothing is
+/// heard; consent and the access log as for any recording.
+@Suite struct SoundActivationTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+    static let rate = 48_000
+    /// A level block (50 ms): the resolution of every decision.
+    static let block = 2_400
+
+    /// Bursts as (start, length) in frames. The last two are 0.3 s apart, less than the 1 s
+    /// silence window: one segment with a pause in it.
+    static let bursts = [(48_000, 38_400), (163_200, 57_600), (336_000, 28_800), (379_200, 24_000)]
+    static let totalFrames = 11 * 48_000
+
+    /// The input: the music-like signal at −6 dB inside the bursts, noise of about −70 dBFS
+    /// elsewhere. Interleaved samples and the bytes ALSA delivers.
+    static let input: (samples: [Int32], bytes: Data) = {
+        let music = MusicLikeSignal.samples(frames: totalFrames, channels: 2, sampleRate: rate, bits: 16)
+        var random = SplitMix64(seed: 7)
+        var samples = [Int32](repeating: 0, count: totalFrames * 2)
+        for frame in 0..<totalFrames {
+            let inBurst = bursts.contains { frame >= $0.0 && frame < $0.0 + $0.1 }
+            for channel in 0..<2 {
+                let index = frame * 2 + channel
+                samples[index] = inBurst ? music[index] / 2 : Int32(Int(random.next() % 21) - 10)
+            }
+        }
+        return (samples, Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
+    }()
+
+    /// The segments the bursts make with a 1 s silence window: the last two bursts are one.
+    static let segmentBursts = [(48_000, 86_400), (163_200, 220_800), (336_000, 403_200)]
+
+    /// Checks one segment that starts at `start` and holds `frames`, for a burst from `burstStart`
+    /// to `burstEnd`: it begins at least `preRoll` before the burst (and no more than two blocks
+    /// earlier than that), and ends `window` after the burst, give or take the blocks a decision
+    /// is rounded to.
+    func expectSegment(start: Int, frames: Int, burst: (Int, Int), preRoll: Int, window: Int,
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        let end = start + frames
+        #expect(start <= burst.0 - preRoll && start >= burst.0 - preRoll - 2 * Self.block,
+                "segment starts at \(start), burst at \(burst.0), pre-roll \(preRoll)", sourceLocation: sourceLocation)
+        #expect(end >= burst.1 + window - Self.block && end <= burst.1 + window + 2 * Self.block,
+                "segment ends at \(end), burst ends at \(burst.1), window \(window)", sourceLocation: sourceLocation)
+    }
+
+    @Test func splitOnSilenceWritesOneBitExactFileperSegmentAndStdoutGetsThemBackToBack() throws {
+        let rig = try ALSATestRig(input: Self.input.bytes)
+        let result = try runHarkIntoPipe(
+            ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--split-on-silence", "1",
+             "--pre-roll", "0.4", "-o", rig.path("seg.flac"), "-o", "-", "--format", "raw"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
+            .filter { $0.hasPrefix("seg") }.sorted { ($0.count, $0) < ($1.count, $1) }
+        #expect(names == ["seg.flac", "seg-2.flac", "seg-3.flac"], "\(names)")
+        #expect(result.standardError.contains("in 3 segments"), "\(result.standardError)")
+        var joined: [Int32] = []
+        var segments: [(start: Int, frames: Int)] = []
+        for (name, burst) in zip(names, Self.segmentBursts) {
+            let path = rig.path(name)
+            #expect(try FLACTools.test(path).status == 0, "\(name)")
+            let decoded = try FLACTools.decode(path, bitsPerSample: 16)
+            let startTag = try FLACTools.tags(path).first { $0.hasPrefix("HARK_FIRST_SAMPLE=") }
+            let start = try #require(startTag.flatMap { Int($0.dropFirst("HARK_FIRST_SAMPLE=".count)) }, "\(name)")
+            let frames = decoded.count / 2
+            expectSegment(start: start, frames: frames, burst: burst, preRoll: 19_200, window: 48_000)
+            let expected = Self.input.samples[(start * 2)..<((start + frames) * 2)]
+            #expect(decoded[...] == expected, "\(name): \(firstDifference(decoded, expected))")
+            segments.append((start, frames))
+            joined += decoded
+        }
+        // Standard output cannot be split: it carries the same segments back to back.
+        let streamed = decodeRawSamples(result.standardOutput, bitsPerSample: 16)
+        #expect(streamed == joined, "\(firstDifference(streamed, joined))")
+
+        // The access log: an entry per segment (numbered, with its file and frames) and the
+        // recording's own entry, covering the whole time the microphone was open.
+        let lines = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let entries = lines.filter { $0["event"] == nil }
+        let segmentEntries = entries.filter { $0["segment"] != nil }
+        #expect(segmentEntries.compactMap { $0["segment"] as? Int } == [1, 2, 3])
+        #expect(segmentEntries.compactMap { $0["frames"] as? Int } == segments.map(\.frames))
+        #expect(segmentEntries.compactMap { $0["output"] as? String } == names.map { rig.path($0) }, "\(segmentEntries)")
+        let recording = entries.filter { $0["segment"] == nil }
+        #expect(recording.count == 1)
+        #expect(recording.first?["frames"] as? Int == segments.reduce(0) { $0 + $1.frames })
+        #expect(Set(entries.compactMap { $0["id"] as? String }).count == 1, "one recording id for all")
+        // Finished, so not an unfinished recording: the segments' entries do not hide that either.
+        let unfinished = try runHark(["repair", "--unfinished"], rig: rig)
+        #expect(unfinished.status == 0, "\(unfinished.standardError)")
+    }
+
+    @Test func stopAfterEndsTheRecordingAfterTheFirstSilenceInEveryOutput() throws {
+        let rig = try ALSATestRig(input: Self.input.bytes)
+        let result = try runHark(
+            ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--stop-after", "1.5",
+             "-o", rig.path("talk.wav"), "-o", rig.path("talk.opus")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("in 1 segment to 2 outputs; 0 overruns (0 ms lost); stopped after 1.500 s of silence"),
+                "\(result.standardError)")
+        // sox reads the WAV (its own parser, not hark's) into its frame count and its samples.
+        let sox = try runTool("sox", ["--i", "-s", rig.path("talk.wav")])
+        let frames = try #require(Int(String(decoding: sox.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let raw = try runTool("sox", [rig.path("talk.wav"), "-t", "raw", "-"])
+        let samples = decodeRawSamples(raw.standardOutput, bitsPerSample: 16)
+        #expect(samples.count == frames * 2)
+        // Where in the input the file starts: found by its samples, near the default half second
+        // of pre-roll before the first burst.
+        let start = try #require(Self.locate(samples, around: Self.bursts[0].0 - 24_000), "the file's audio is not the input's")
+        expectSegment(start: start, frames: frames, burst: (Self.bursts[0].0, Self.bursts[0].0 + Self.bursts[0].1),
+                      preRoll: 24_000, window: 72_000)
+        let expected = Self.input.samples[(start * 2)..<((start + frames) * 2)]
+        #expect(samples[...] == expected, "\(firstDifference(samples, expected))")
+        #expect(try OpusTools.info(rig.path("talk.opus")).isClean)
+        let opus = try OpusTools.decode(rig.path("talk.opus"))
+        #expect(opus.samples.count / opus.channels == frames, "both outputs hold the same segment")
+    }
+
+    @Test func aLevelThatNeverRisesLeavesNoFileAndSaysSoOnASignal() throws {
+        var noise: [Int32] = []
+        noise.reserveCapacity(30 * 48_000 * 2)
+        for index in 0..<(30 * 48_000 * 2) { noise.append(Int32(index * 7_919 % 21) - 10) }
+        let quiet = Data(MusicLikeSignal.alsaBytes(noise, format: .s16LE))
+        let rig = try ALSATestRig(input: quiet)
+        try rig.startPulseAudio()
+        let output = rig.path("never.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "--start-above", "-30", "-o", output], rig: rig)
+        // Armed once the access log says the recording started (its device is open, capture runs).
+        try waitForLog(rig, containing: "\"event\":\"started\"")
+        usleep(UInt32(TestLoad.seconds(1.5) * 1_000_000))
+        recording.send(SIGINT)
+        let result = recording.wait(timeout: 20)
+        #expect(result.status == 0, "\(result.standardError)")
+        let last = result.errorLines.last ?? ""
+        #expect(last.hasPrefix("hark: nothing rose above -30.0 dBFS in "), "\(result.standardError)")
+        #expect(last.hasSuffix("no audio was written; stopped by SIGINT"), "\(result.standardError)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.contains("never") }
+        #expect(leftovers.isEmpty, "no file and no temporary file: \(leftovers)")
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
+        #expect(log.contains("\"ended\":\"SIGINT\""), "the open microphone is logged: \(log)")
+        #expect(!log.contains("\"segment\""))
+    }
+
+    @Test func revokingAccessStopsAnArmedRecorder() throws {
+        let quiet = Data(count: 30 * 48_000 * 4)
+        let rig = try ALSATestRig(input: quiet)
+        try rig.startPulseAudio()
+        let recording = try startHark(["record", "-D", "pacedcap", "--start-above", "-30", "-o", rig.path("armed.flac")], rig: rig)
+        try waitForLog(rig, containing: "\"event\":\"started\"")
+        let revoked = Date()
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        let result = recording.wait(timeout: 20)
+        let reaction = Date().timeIntervalSince(revoked)
+        print("SoundActivationTests: an armed hark ended \(reaction) s after the deny")
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.standardError.contains("microphone access was revoked"), "\(result.standardError)")
+        #expect(reaction < TestLoad.seconds(1) + 1, "stopped \(reaction) s after the deny")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("armed.flac")))
+    }
+
+    @Test(arguments: [
+        (["--stop-after", "5"], "--stop-after needs --start-above LEVEL"),
+        (["--pre-roll", "1"], "--pre-roll needs --start-above LEVEL"),
+        (["--start-above", "3"], "--start-above 3.0 is outside -90…0 dBFS"),
+        (["--start-above", "-40", "--stop-after", "1", "--split-on-silence", "2"], "--stop-after 1 must be longer than --split-on-silence 2"),
+        (["--start-above", "-40", "--split-on-silence", "20ms"], "--split-on-silence 20ms is outside 0.1 s–24 h"),
+        (["--start-above", "-40", "--pre-roll", "31"], "--pre-roll 31 is over the 30 s maximum"),
+        (["--start-above", "-40", "--stop-after", "soon"], "--stop-after"),
+    ])
+    func usageErrors(arguments: [String], message: String) throws {
+        let rig = try ALSATestRig(input: Data(count: 4 * 4_800))
+        let result = try runHark(["record", "-D", "filecap", "-d", "0.1", "-o", rig.path("x.flac")] + arguments, rig: rig)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("x.flac")))
+    }
+
+    /// The input frame at which `samples` begin, searched within three blocks either side of
+    /// `frame`; nil when they begin nowhere there.
+    static func locate(_ samples: [Int32], around frame: Int) -> Int? {
+        let probe = samples.prefix(4_000)
+        return ((frame - 3 * block)...(frame + 3 * block)).first { start in
+            start >= 0 && input.samples[(start * 2)..<(start * 2 + probe.count)].elementsEqual(probe)
+        }
+    }
+
+    /// Waits until the rig's access log holds `text` (hark writes its start line once capture runs).
+    func waitForLog(_ rig: ALSATestRig, containing text: String) throws {
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
+        while Date() < deadline {
+            if let log = try? String(contentsOfFile: rig.accessLogFile, encoding: .utf8), log.contains(text) { return }
+            usleep(20_000)
+        }
+        throw TestRigError("the access log never said \(text)")
+    }
+}
