@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SignalGenerator", targets: ["SignalGenerator"]),
         .library(name: "SoundServer", targets: ["SoundServer"]),
         .library(name: "Repair", targets: ["Repair"]),
+        .library(name: "Loudness", targets: ["Loudness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -27,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev", "libopus-dev"])]),
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // Headers only: libpulse is opened at run time when a command needs the sound server (see its shim.h).
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // Headers only: Linux calls glibc has and Swift's Glibc module does not show (signalfd).
@@ -43,13 +45,15 @@ let package = Package(
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
         // Reads a damaged recording and writes it whole again (hark repair): FLAC, Ogg Opus, WAV.
         .target(name: "Repair", dependencies: ["Encoding", "CFLAC", "COpusEnc", "CLinux"]),
+        // Measures a recording's loudness (EBU R128: integrated, range, true peak) for its gain tags.
+        .target(name: "Loudness", dependencies: ["CEBUR128", "AudioFormat"]),
         .target(
             name: "Recorder",
-            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "CLinux"]
+            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "Loudness", "CLinux"]
         ),
         .executableTarget(
             name: "hark",
-            dependencies: ["Recorder", "RecordPermission", "Realtime", "SoundServer", "Capture", "Repair", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Recorder", "RecordPermission", "Realtime", "SoundServer", "Capture", "Repair", "Loudness", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // Release builds link the Swift runtime and Foundation-Essentials statically and as a
             // position-dependent executable: the dynamic loader then has no relocations to apply
             // across libswiftCore and Foundation, which cuts a recording's peak RSS by about 4 MiB
@@ -79,6 +83,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Realtime"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RepairTests", dependencies: ["Repair", "Encoding", "AudioFormat", "SignalGenerator"]),
+        .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),

@@ -58,12 +58,12 @@ public struct WAVHeader {
         ChannelLayout.waveDefault(channels: channels)?.waveMask ?? 0
     }
 
-    /// The size of a `bext` chunk's body (EBU Tech 3285, version 1, no coding history).
+    /// The size of a `bext` chunk's body (EBU Tech 3285, version 2, no coding history).
     public static let broadcastExtensionSize = 602
 
     /// The header for `format` with `tags` as a LIST/INFO chunk, its sizes set to "unknown" until
     /// `update` sets them. With `broadcastExtension`, a Broadcast WAVE `bext` chunk follows `fmt `:
-    /// version 1, originator "hark", its time fields zero until the recording has ended and
+    /// version 2, originator "hark", its time fields zero until the recording has ended and
     /// `ClockStamp` writes them (the first sample's time is not known before).
     public init(format: PCMFormat, tags: StreamTags = StreamTags(), channelMask: UInt32? = nil, broadcastExtension: Bool = false) {
         encoding = Self.encoding(for: format.sampleFormat)
@@ -96,7 +96,11 @@ public struct WAVHeader {
         if broadcastExtension {
             var body = [UInt8](repeating: 0, count: Self.broadcastExtensionSize)
             body.replaceSubrange(256..<260, with: Array("hark".utf8))  // Originator
-            body[346] = 1  // Version (after Description, Originator, Reference, Date, Time, TimeReference)
+            body[346] = 2  // Version (after Description, Originator, Reference, Date, Time, TimeReference)
+            // Version 2's loudness fields (LoudnessValue, LoudnessRange, MaxTruePeakLevel,
+            // MaxMomentaryLoudness, MaxShortTermLoudness): 0x7FFF, "not set", until the recording
+            // has been measured; the UMID before them stays zero (none).
+            for field in 0..<5 { body.replaceSubrange((412 + 2 * field)..<(414 + 2 * field), with: [0xFF, 0x7F]) }
             header.append(contentsOf: Array("bext".utf8)); header.appendLittleEndian(UInt32(Self.broadcastExtensionSize))
             header.append(contentsOf: body)
         }

@@ -38,6 +38,11 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// which covers the whole time the microphone was open, has none). A segment's entry does not
     /// end its recording.
     public var segment: Int?
+    /// The recording's loudness (EBU R128), by key: `loudnessLUFS`, `loudnessRangeLU`,
+    /// `truePeakDBTP`, `samplePeakDBFS`; a figure there is none of (silence) is left out.
+    public var loudness: [String: Double] = [:]
+    /// The keys `loudness` may hold.
+    public static let loudnessKeys = ["loudnessLUFS", "loudnessRangeLU", "truePeakDBTP", "samplePeakDBFS"]
 
     public init(start: WallClockTime, end: WallClockTime, app: String, device: String, format: String, output: String,
                 frames: Int, consent: ConsentSource, resource: PermissionResource = .microphone, ended: String,
@@ -160,6 +165,7 @@ extension AccessLogEntry {
         members["firstSample"] = firstSample?.iso8601Microseconds.map { .string($0) }
         members["clockDriftPPM"] = clockDriftPPM.map { .number(($0 * 10).rounded() / 10) }
         members["segment"] = segment.map { .number(Double($0)) }
+        for (key, value) in loudness where Self.loudnessKeys.contains(key) { members[key] = .number(value) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -191,5 +197,8 @@ extension AccessLogEntry {
         firstSample = json["firstSample"]?.stringValue.flatMap(WallClockTime.init(iso8601:))
         if case .number(let drift)? = json["clockDriftPPM"] { clockDriftPPM = drift }
         segment = json["segment"]?.exactInt
+        for key in Self.loudnessKeys {
+            if case .number(let value)? = json[key] { loudness[key] = value }
+        }
     }
 }

@@ -11,6 +11,8 @@ import RecordPermission
 /// - for a file, `HARK_FIRST_SAMPLE_TIME`, `HARK_FIRST_SAMPLE` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
 ///   of the values' width, written over when the recording ends, since neither is known when the
 ///   header is written. A file that keeps them was never finished.
+/// - for a file, its loudness: `REPLAYGAIN_TRACK_GAIN` and `REPLAYGAIN_TRACK_PEAK` (FLAC) or
+///   `R128_TRACK_GAIN` (Opus), placeholders written over when the recording ends (`LoudnessStamp`).
 ///
 /// A key the user set (with `--tag` or a shorthand such as `--title`) is never added again, so
 /// the user's value wins and no key appears twice because of hark. Without the recording details
@@ -24,6 +26,9 @@ struct AutomaticTags {
     let recordingDetails: (start: WallClockTime, capture: NegotiatedCapture)?
     /// Whether to reserve the clock tags (a file, with the recording details).
     var reservesClockTags = false
+    /// Loudness tags to reserve, with their placeholders (a file; see `LoudnessStamp`). Kept with
+    /// `--no-auto-tags`: they describe the audio, not where or when it was recorded.
+    var loudnessPlaceholders: [(key: String, value: String)] = []
 
     /// `user`'s tags in their order, then DATE, ENCODER and HARK_CAPTURE where `user` lacks them.
     func appended(to user: StreamTags) -> StreamTags {
@@ -41,6 +46,7 @@ struct AutomaticTags {
                 automatic.append((ClockStamp.driftKey, ClockStamp.driftPlaceholder))
             }
         }
+        automatic += loudnessPlaceholders
         for (key, value) in automatic where !user.contains(key: key) {
             tags.add(key, value)
         }

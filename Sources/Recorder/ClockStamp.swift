@@ -29,9 +29,6 @@ struct ClockStamp {
     /// Twelve digits: a file's first sample's number in the recording (a day at 384 kHz is 11).
     static let samplePlaceholder = "000000000000"
     static let driftPlaceholder = "unmeasured"
-    /// How far into a file its tags can be: FLAC's STREAMINFO and tags come before its seek table,
-    /// Ogg's OpusTags page right after OpusHead's.
-    static let headerSearchBytes = 256 * 1024
 
     let clock: CaptureClock
     let fileStartFrame: Int
@@ -53,87 +50,37 @@ struct ClockStamp {
         return (drift < 0 && thousandths > 0 ? "-" : "+") + whole + "." + fraction
     }
 
-    func apply(to path: String, codec: CodecSettings) {
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: Self.headerSearchBytes)
-        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
-        guard count > 0 else { return }
-        header.removeSubrange(count...)
-        let changed: Bool
+    /// The edit that writes these values over the room `path`'s header kept for them (see
+    /// `HeaderPatch`): the tags for FLAC and Opus, the `bext` chunk for WAV.
+    func edit(for codec: CodecSettings) -> (inout [UInt8]) -> Bool {
         switch codec {
-        case .flac: changed = writeTags(into: &header)
-        case .opus: changed = writeTags(into: &header) && resealOggPages(&header)
-        case .wav: changed = writeBroadcastExtension(into: &header)
-        case .raw: changed = false
+        case .flac, .opus: { writeTags(into: &$0) }
+        case .wav: { writeBroadcastExtension(into: &$0) }
+        case .raw: { _ in false }
         }
-        guard changed else { return }
-        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, 0) }
-        if written == count { _ = fsync(descriptor) }
     }
 
-    /// Writes over both placeholders; false when either is missing.
+    /// Writes over the three placeholders; false when any is missing.
     private func writeTags(into header: inout [UInt8]) -> Bool {
         guard let timeText = time.iso8601Microseconds, timeText.utf8.count == Self.timePlaceholder.utf8.count else { return false }
         var sample = String(fileStartFrame)
         while sample.count < Self.samplePlaceholder.count { sample = "0" + sample }
-        return replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
-            && replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: Self.sampleKey + "=" + sample, in: &header)
-            && replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
-    }
-
-    private func replace(_ old: String, with new: String, in bytes: inout [UInt8]) -> Bool {
-        let pattern = Array(old.utf8), replacement = Array(new.utf8)
-        guard pattern.count == replacement.count, pattern.count <= bytes.count else { return false }
-        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
-            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
-                bytes.replaceSubrange(start..<(start + pattern.count), with: replacement)
-                return true
-            }
-        }
-        return false
-    }
-
-    /// Computes every whole page's CRC again (only the OpusTags page has changed; the others come
-    /// out as they were). False when the bytes do not start with Ogg pages.
-    private func resealOggPages(_ bytes: inout [UInt8]) -> Bool {
-        var offset = 0
-        while offset + 27 <= bytes.count, bytes[offset..<(offset + 4)].elementsEqual(Array("OggS".utf8)) {
-            let segments = Int(bytes[offset + 26])
-            guard offset + 27 + segments <= bytes.count else { break }
-            let bodyLength = bytes[(offset + 27)..<(offset + 27 + segments)].reduce(0) { $0 + Int($1) }
-            let end = offset + 27 + segments + bodyLength
-            guard end <= bytes.count else { break }
-            var page = Array(bytes[offset..<end])
-            page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
-            let crc = OggPage.crc32(page)
-            for index in 0..<4 { bytes[offset + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
-            offset = end
-        }
-        return offset > 0
+        return HeaderPatch.replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
+            && HeaderPatch.replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: Self.sampleKey + "=" + sample, in: &header)
+            && HeaderPatch.replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
     }
 
     /// Fills the `bext` chunk's time fields and description; false when the file has none.
     private func writeBroadcastExtension(into header: inout [UInt8]) -> Bool {
-        var position = 12
-        while position + 8 <= header.count {
-            let size = Int(header[position + 4]) | Int(header[position + 5]) << 8 | Int(header[position + 6]) << 16 | Int(header[position + 7]) << 24
-            if header[position..<(position + 4)].elementsEqual(Array("bext".utf8)) {
-                let body = position + 8
-                guard size >= WAVHeader.broadcastExtensionSize, body + size <= header.count,
-                      let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
-                let description = "first sample \(utc); device clock \(clock.driftText ?? "drift unmeasured")"
-                put(description, at: body, width: 256, in: &header)
-                put(String(local.prefix(10)), at: body + 320, width: 10, in: &header)             // yyyy-mm-dd
-                put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &header)  // hh:mm:ss
-                let reference = UInt64(max(0, (secondsSinceLocalMidnight(local: local) * Double(sampleRate)).rounded()))
-                for index in 0..<8 { header[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
-                return true
-            }
-            position += 8 + size + size % 2
-        }
-        return false
+        guard let body = HeaderPatch.wavChunkBody("bext", minimumSize: WAVHeader.broadcastExtensionSize, in: header),
+              let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
+        let description = "first sample \(utc); device clock \(clock.driftText ?? "drift unmeasured")"
+        put(description, at: body, width: 256, in: &header)
+        put(String(local.prefix(10)), at: body + 320, width: 10, in: &header)             // yyyy-mm-dd
+        put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &header)  // hh:mm:ss
+        let reference = UInt64(max(0, (secondsSinceLocalMidnight(local: local) * Double(sampleRate)).rounded()))
+        for index in 0..<8 { header[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
+        return true
     }
 
     /// Seconds since local midnight at `time`, with its fraction: from the local ISO text's

@@ -1,5 +1,6 @@
 import AudioFormat
 import Encoding
+import Loudness
 
 /// How a recording ended. The first two are normal stops; the others are failures after which the
 /// output was still finalized as far as possible.
@@ -86,11 +87,14 @@ public struct OutputSummary: Sendable, Equatable {
     public let reachedSizeLimit: Bool
     /// Segments recorded when recording was sound-activated (`--start-above`); nil otherwise.
     public let segments: Int?
+    /// Its loudness, all its files together (EBU R128); nil when it could not be measured.
+    public let loudness: LoudnessMeasurement?
 
-    public init(paths: [String], codec: String, segments: Int? = nil, frames: Int, bytes: Int, framesDropped: Int,
-                failure: EncoderError? = nil, reachedSizeLimit: Bool = false) {
+    public init(paths: [String], codec: String, segments: Int? = nil, loudness: LoudnessMeasurement? = nil, frames: Int,
+                bytes: Int, framesDropped: Int, failure: EncoderError? = nil, reachedSizeLimit: Bool = false) {
         self.paths = paths
         self.segments = segments
+        self.loudness = loudness
         self.codec = codec
         self.frames = frames
         self.bytes = bytes
@@ -146,6 +150,9 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var frames: Int { outputs.map(\.frames).max() ?? 0 }
     /// Bytes written to all outputs.
     public var bytes: Int { outputs.reduce(0) { $0 + $1.bytes } }
+    /// The recording's loudness: the first output's (every output gets the same audio, but for
+    /// frames one of them dropped).
+    public var loudness: LoudnessMeasurement? { outputs[0].loudness }
     /// The most frames any one output dropped.
     public var framesDropped: Int { outputs.map(\.framesDropped).max() ?? 0 }
 
@@ -166,11 +173,12 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         let segments = outputs[0].segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
+        let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
         if outputs.count == 1 {
             return ["recorded \(duration)\(segments), \(frames) frames, \(bytes) bytes to \(output); "
-                + "\(losses), \(framesDropped) frames dropped; \(end)\(drift)"]
+                + "\(losses), \(framesDropped) frames dropped\(loudness); \(end)\(drift)"]
         }
-        return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses); \(end)\(drift)"]
+        return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses)\(loudness); \(end)\(drift)"]
             + outputs.map { output in
                 let ending = output.failure.map { "; failed: \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "

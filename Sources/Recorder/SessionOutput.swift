@@ -1,6 +1,7 @@
 import AudioFormat
 import Capture
 import Encoding
+import Loudness
 import Realtime
 import RecordPermission
 import RingBuffer
@@ -46,6 +47,8 @@ final class SessionOutput {
     var thread: PosixThread?
     /// Whether its files hold room for the clock's stamps (`ClockStamp`).
     let stampsClock: Bool
+    /// The loudness of each of its files.
+    let loudness: LoudnessLedger
     /// Sound activation's drain; nil when every frame is recorded.
     let soundGate: SoundGatedDrain?
     /// Whether the output's first file waits for the first sound (a sound-activated file output).
@@ -69,19 +72,29 @@ final class SessionOutput {
         let stampsClock: Bool
         if addsDetails, case .file = created.destination { stampsClock = true } else { stampsClock = false }
         self.stampsClock = stampsClock
-        let makeEncoder: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
+        // Each file's loudness is measured as its audio passes (`LoudnessLedger`), and a file gets
+        // it in its tags (or WAV's bext) when the recording ends, over room made now.
+        let isFile: Bool
+        if case .file = created.destination { isFile = true } else { isFile = false }
+        let loudness = LoudnessLedger(format: format, layout: layout)
+        self.loudness = loudness
+        let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
             var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
             automatic.reservesClockTags = stampsClock
+            automatic.loudnessPlaceholders = isFile ? LoudnessStamp.placeholders(for: codec) : []
             let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
                                         expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
         }
-        var encoder = try makeEncoder(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
-        // A sound-activated file output has no file until the first sound: the codec just made
-        // has checked its settings (so a bad one fails now, before the microphone opens, as
+        let makeEncoder: SplittingEncoder.MakeEncoder = { sink, start throws(EncoderError) in
+            loudness.measuring(try makeCodec(sink, start))
+        }
+        // A sound-activated file output has no file until the first sound: the codec made here
+        // only checks its settings (so a bad one fails now, before the microphone opens, as
         // always); it is finished and its bytes are thrown away, and the first segment makes the
         // file afresh, with the moment it starts as its DATE.
         let startsOnSound = recording.soundActivation != nil && created.naming != nil
+        var encoder = try (startsOnSound ? makeCodec : makeEncoder)(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
         if startsOnSound {
             try encoder.finish()
             guard ftruncate(target.fileDescriptor, 0) == 0, lseek(target.fileDescriptor, 0, SEEK_SET) == 0 else {
@@ -149,13 +162,21 @@ final class SessionOutput {
         if let splitter { splitter.synchronize() } else { target.synchronize() }
     }
 
-    /// Writes the first sample's time and the clock's drift into each of its files, over the room
-    /// made for them. Call once the encoder thread has finished.
-    func stampClock(_ clock: CaptureClock, sampleRate: Int) {
-        guard stampsClock, case .file(let path) = destination else { return }
+    /// Writes the first sample's time and the clock's drift, and each file's loudness, into each
+    /// of its files, over the room made for them. Call once the encoder thread has finished.
+    func stampFiles(clock: CaptureClock?, sampleRate: Int) {
+        guard case .file(let path) = destination else { return }
         let files = splitter.map { Array(zip($0.paths, $0.fileStartFrames)) } ?? [(path, 0)]
-        for (file, startFrame) in files {
-            ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).apply(to: file, codec: configuration.codec)
+        let codec = configuration.codec
+        for (index, (file, startFrame)) in files.enumerated() {
+            var edits: [(inout [UInt8]) -> Bool] = []
+            if stampsClock, let clock {
+                edits.append(ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).edit(for: codec))
+            }
+            if index < loudness.meters.count, let meter = loudness.meters[index] {
+                edits.append(LoudnessStamp(measurement: meter.measurement).edit(for: codec))
+            }
+            if !edits.isEmpty { HeaderPatch.apply(to: file, codec: codec, edits: edits) }
         }
     }
 
@@ -163,7 +184,7 @@ final class SessionOutput {
     var summary: OutputSummary {
         OutputSummary(
             paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
-            segments: soundGate?.segmentsStarted.load(ordering: .relaxed),
+            segments: soundGate?.segmentsStarted.load(ordering: .relaxed), loudness: loudness.measurement,
             frames: loop.framesEncoded.load(ordering: .relaxed), bytes: loop.bytesWritten.load(ordering: .relaxed),
             framesDropped: lane.framesDropped.load(ordering: .relaxed), failure: loop.outcome,
             reachedSizeLimit: loop.sizeLimitReached.load(ordering: .relaxed))

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFormat
 import Capture
 import Encoding
+import Loudness
 import RecordPermission
 import Realtime
 import Recorder
@@ -258,6 +259,7 @@ struct RecordCommand: ParsableCommand {
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)
         entry.firstSample = summary.clock?.firstSampleTime
         entry.clockDriftPPM = summary.clock?.driftPPM
+        for (key, value) in summary.loudness?.logFields ?? [] { entry.loudness[key] = value }
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)
         } catch {

@@ -104,7 +104,8 @@ import Testing
             ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--stop-after", "1.5",
              "-o", rig.path("talk.wav"), "-o", rig.path("talk.opus")], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("in 1 segment to 2 outputs; 0 overruns (0 ms lost); stopped after 1.500 s of silence"),
+        #expect(result.standardError.contains("in 1 segment to 2 outputs; 0 overruns (0 ms lost); ")
+                && result.standardError.contains(" LUFS, true peak ") && result.standardError.contains("; stopped after 1.500 s of silence"),
                 "\(result.standardError)")
         // sox reads the WAV (its own parser, not hark's) into its frame count and its samples.
         let sox = try runTool("sox", ["--i", "-s", rig.path("talk.wav")])

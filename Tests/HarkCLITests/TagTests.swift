@@ -8,6 +8,11 @@ import Testing
 @Suite struct TagTests {
     enum Codec: String, CaseIterable, Sendable {
         case flac, opus
+
+        /// The loudness tags hark adds to a file (written over placeholders when it ends).
+        var loudnessKeys: [Substring] {
+            self == .flac ? ["REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_TRACK_PEAK"] : ["R128_TRACK_GAIN"]
+        }
     }
 
     static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
@@ -45,7 +50,8 @@ import Testing
             "GENRE=Speech", "ARTIST=Grace", "EMPTY=", "NOTE=a=b",
         ], "\(tags)")
         #expect(tags.dropFirst(8).map { $0.prefix { $0 != "=" } }
-                == ["DATE", "ENCODER", "HARK_CAPTURE", "HARK_FIRST_SAMPLE_TIME", "HARK_FIRST_SAMPLE", "HARK_CLOCK_DRIFT_PPM"], "\(tags)")
+                == ["DATE", "ENCODER", "HARK_CAPTURE", "HARK_FIRST_SAMPLE_TIME", "HARK_FIRST_SAMPLE", "HARK_CLOCK_DRIFT_PPM"]
+                    + codec.loudnessKeys, "\(tags)")
     }
 
     @Test(arguments: Codec.allCases)
@@ -100,7 +106,9 @@ import Testing
     @Test(arguments: Codec.allCases)
     func noAutoTagsLeavesOutDateAndCaptureButKeepsEncoder(_ codec: Codec) throws {
         let (tags, _) = try record(codec, ["--no-auto-tags", "--title", "Standup"])
-        #expect(tags.count == 2 && tags[0] == "TITLE=Standup" && tags[1].hasPrefix("ENCODER=hark "), "\(tags)")
+        // The loudness tags stay: they describe the audio, not where or when it was recorded.
+        #expect(tags.count == 2 + codec.loudnessKeys.count && tags[0] == "TITLE=Standup" && tags[1].hasPrefix("ENCODER=hark "), "\(tags)")
+        #expect(tags.dropFirst(2).map { $0.prefix { $0 != "=" } } == codec.loudnessKeys, "\(tags)")
     }
 
     @Test(arguments: Codec.allCases)
@@ -108,7 +116,8 @@ import Testing
         let (tags, _) = try record(codec, ["--tag", "date=2026-01-01", "--tag", "Encoder=my rig",
                                            "--tag", "HARK_CAPTURE=", "--title", "T"])
         #expect(Array(tags.prefix(4)) == ["TITLE=T", "DATE=2026-01-01", "ENCODER=my rig", "HARK_CAPTURE="])
-        #expect(tags.dropFirst(4).map { $0.prefix { $0 != "=" } } == ["HARK_FIRST_SAMPLE_TIME", "HARK_FIRST_SAMPLE", "HARK_CLOCK_DRIFT_PPM"], "\(tags)")
+        #expect(tags.dropFirst(4).map { $0.prefix { $0 != "=" } } == ["HARK_FIRST_SAMPLE_TIME", "HARK_FIRST_SAMPLE", "HARK_CLOCK_DRIFT_PPM"]
+                    + codec.loudnessKeys, "\(tags)")
     }
 
     /// The version pkg-config reports for a library's -dev package, e.g. "1.4.2" for flac.

@@ -1,0 +1,79 @@
+import Encoding
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes values a finished file's header kept room for (`ClockStamp`, `LoudnessStamp`): reads the
+/// first `searchBytes` of the file, lets each edit change them in place (never their length), and
+/// writes them back, once, then syncs the file. In Ogg, every whole page's CRC is computed again,
+/// as the OpusTags page has changed.
+///
+/// Not real-time code: the session thread runs it after the encoders have finished.
+struct HeaderPatch {
+    /// How far into a file the room can be: FLAC's STREAMINFO and tags come before its seek table,
+    /// Ogg's OpusTags page right after OpusHead's, WAV's `bext` right after `fmt `.
+    static let searchBytes = 256 * 1024
+
+    /// Applies `edits` to `path`'s header; each returns whether it changed something. Writes only
+    /// when one did.
+    static func apply(to path: String, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: searchBytes)
+        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
+        guard count > 0 else { return }
+        header.removeSubrange(count...)
+        var changed = false
+        for edit in edits where edit(&header) { changed = true }
+        if case .opus = codec, changed { changed = resealOggPages(&header) }
+        guard changed else { return }
+        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, 0) }
+        if written == count { _ = fsync(descriptor) }
+    }
+
+    /// Writes `new` over the first `old` in `bytes`; false when `old` is missing or the lengths differ.
+    static func replace(_ old: String, with new: String, in bytes: inout [UInt8]) -> Bool {
+        let pattern = Array(old.utf8), replacement = Array(new.utf8)
+        guard pattern.count == replacement.count, pattern.count <= bytes.count else { return false }
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
+                bytes.replaceSubrange(start..<(start + pattern.count), with: replacement)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The offset of the body of the WAV chunk `id` within the header, if the header holds it whole.
+    static func wavChunkBody(_ id: String, minimumSize: Int, in header: [UInt8]) -> Int? {
+        var position = 12
+        while position + 8 <= header.count {
+            let size = Int(header[position + 4]) | Int(header[position + 5]) << 8 | Int(header[position + 6]) << 16 | Int(header[position + 7]) << 24
+            if header[position..<(position + 4)].elementsEqual(Array(id.utf8)) {
+                return size >= minimumSize && position + 8 + size <= header.count ? position + 8 : nil
+            }
+            position += 8 + size + size % 2
+        }
+        return nil
+    }
+
+    /// Computes every whole page's CRC again (only the OpusTags page has changed; the others come
+    /// out as they were). False when the bytes do not start with Ogg pages.
+    private static func resealOggPages(_ bytes: inout [UInt8]) -> Bool {
+        var offset = 0
+        while offset + 27 <= bytes.count, bytes[offset..<(offset + 4)].elementsEqual(Array("OggS".utf8)) {
+            let segments = Int(bytes[offset + 26])
+            guard offset + 27 + segments <= bytes.count else { break }
+            let bodyLength = bytes[(offset + 27)..<(offset + 27 + segments)].reduce(0) { $0 + Int($1) }
+            let end = offset + 27 + segments + bodyLength
+            guard end <= bytes.count else { break }
+            var page = Array(bytes[offset..<end])
+            page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+            let crc = OggPage.crc32(page)
+            for index in 0..<4 { bytes[offset + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
+            offset = end
+        }
+        return offset > 0
+    }
+}

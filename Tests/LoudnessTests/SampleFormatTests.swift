@@ -1,0 +1,95 @@
+import AudioFormat
+import Loudness
+import Testing
+
+/// Every capture format reaches libebur128 as the same signal: S16 and S32 directly (`_short`,
+/// `_int`), S24 shifted into 32-bit samples (`_int`), float directly (`_float`). The test signal
+/// is 16-bit, exact in every format, so the readings should agree to rounding.
+@Suite struct SampleFormatTests {
+    static let tolerance = 1e-9
+
+    static let music = TestSignal.music(seconds: 5)
+
+    @Test(arguments: [SampleFormat.s24LE, .s32LE, .floatLE])
+    func measuresLikeS16(_ sampleFormat: SampleFormat) throws {
+        let reference = try measured(TestSignal.bytes(Self.music, as: .s16LE), format: .s16())
+        let format = PCMFormat(sampleFormat: sampleFormat, channels: 2, sampleRate: 48_000)
+        let measurement = try measured(TestSignal.bytes(Self.music, as: sampleFormat), format: format)
+        expectSame(measurement, reference)
+    }
+
+    /// ALSA's S24_LE leaves the container's top byte unspecified: whatever is there is ignored.
+    @Test(arguments: [UInt8(0x00), 0xFF, 0x5A])
+    func s24IgnoresTheTopByte(_ topByte: UInt8) throws {
+        let format = PCMFormat(sampleFormat: .s24LE, channels: 2, sampleRate: 48_000)
+        let clean = try measured(TestSignal.bytes(Self.music, as: .s24LE), format: format)
+        let dirty = try measured(TestSignal.bytes(Self.music, as: .s24LE, topByte: topByte), format: format)
+        #expect(clean == dirty)
+    }
+
+    /// One frame at a time, the staging buffer's size and more than it at once: the same result.
+    @Test(arguments: [SampleFormat.s16LE, .s24LE, .s32LE, .floatLE])
+    func pieceSizeDoesNotMatter(_ sampleFormat: SampleFormat) throws {
+        let format = PCMFormat(sampleFormat: sampleFormat, channels: 2, sampleRate: 48_000)
+        let bytes = TestSignal.bytes(Array(Self.music.prefix(2 * 48_000 * 3)), as: sampleFormat)
+        let whole = try measured(bytes, format: format, pieceFrames: 48_000 * 3)
+        for pieceFrames in [1, 333, 1024, 1025, 4800] {
+            #expect(try measured(bytes, format: format, pieceFrames: pieceFrames) == whole, "pieces of \(pieceFrames)")
+        }
+    }
+
+    /// Input that is not aligned for its sample type (a byte buffer at an odd address) is copied
+    /// before libebur128 reads it, and measures the same.
+    @Test(arguments: [SampleFormat.s16LE, .s32LE])
+    func unalignedInputMeasuresTheSame(_ sampleFormat: SampleFormat) throws {
+        let format = PCMFormat(sampleFormat: sampleFormat, channels: 2, sampleRate: 48_000)
+        let bytes = TestSignal.bytes(Self.music, as: sampleFormat)
+        let aligned = try measured(bytes, format: format)
+        let meter = try #require(LoudnessMeter(format: format))
+        let shifted = [UInt8(0)] + bytes
+        shifted.withUnsafeBytes { all in
+            let unaligned = UnsafeRawBufferPointer(rebasing: all[1...])
+            #expect(Int(bitPattern: unaligned.baseAddress) % 2 == 1)
+            meter.measure(unaligned)
+        }
+        #expect(meter.measurement == aligned)
+    }
+
+    /// A NaN or infinity in float input counts as silence for that sample instead of stopping the
+    /// measurement (it would stay in the K-weighting filter's state for good).
+    @Test func nonFiniteFloatSamplesCountAsZero() throws {
+        let format = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
+        var samples = Self.music
+        for index in stride(from: 1_000, to: samples.count, by: 50_000) { samples[index] = 0 }
+        let zeroed = try measured(TestSignal.bytes(samples, as: .floatLE), format: format)
+        var bytes = TestSignal.bytes(samples, as: .floatLE)
+        for (number, index) in stride(from: 1_000, to: samples.count, by: 50_000).enumerated() {
+            let poison: Float = [.nan, .infinity, -.infinity][number % 3]
+            withUnsafeBytes(of: poison.bitPattern.littleEndian) { bytes.replaceSubrange(4 * index..<4 * index + 4, with: $0) }
+        }
+        #expect(try measured(bytes, format: format) == zeroed)
+    }
+
+    @Test func aPartialFrameIsAProgrammingError() async {
+        await #expect(processExitsWith: .failure) {
+            let meter = LoudnessMeter(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000))!
+            [UInt8](repeating: 0, count: 6).withUnsafeBytes { meter.measure($0) }
+        }
+    }
+
+    func expectSame(_ measurement: LoudnessMeasurement, _ reference: LoudnessMeasurement,
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+        func close(_ a: Double?, _ b: Double?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): true
+            case let (a?, b?): abs(a - b) <= Self.tolerance
+            default: false
+            }
+        }
+        #expect(close(measurement.integratedLoudness, reference.integratedLoudness), sourceLocation: sourceLocation)
+        #expect(close(measurement.loudnessRange, reference.loudnessRange), sourceLocation: sourceLocation)
+        #expect(close(measurement.truePeak, reference.truePeak), sourceLocation: sourceLocation)
+        #expect(close(measurement.samplePeak, reference.samplePeak), sourceLocation: sourceLocation)
+        #expect(measurement.seconds == reference.seconds, sourceLocation: sourceLocation)
+    }
+}
