@@ -167,6 +167,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: rig.path("armed.flac")))
     }
 
+    /// On a terminal the status line says "◌ ARMED" with the level being compared, then "● REC"
+    /// with the segment count once the sound comes (paced: 3 s of near-silence, then music).
+    @Test func theStatusLineShowsArmedThenRecording() throws {
+        let music = MusicLikeSignal.samples(frames: 12 * 48_000, channels: 2, sampleRate: 48_000, bits: 16)
+        let samples = (0..<(3 * 48_000 * 2)).map { Int32($0 * 7_919 % 21) - 10 } + music.map { $0 / 2 }
+        let rig = try ALSATestRig(input: Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
+        try rig.startPulseAudio()
+        let output = rig.path("heard.flac")
+        let terminal = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "--start-above", "-40", "-o", output]),
+                                           rig: rig, columns: 160)
+        #expect(terminal.waitFor("ARMED  pacedcap", timeout: TestLoad.seconds(20)), "\(terminal.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output), "no file while armed")
+        #expect(terminal.waitFor("seg 1", timeout: TestLoad.seconds(20)), "\(terminal.screen)")
+        #expect(terminal.screen.contains("REC  pacedcap"), "\(terminal.screen)")
+        terminal.type("\u{03}")
+        let result = terminal.finish(timeout: 20)
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("in 1 segment,"), "\(result.screen)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     @Test(arguments: [
         (["--stop-after", "5"], "--stop-after needs --start-above LEVEL"),
         (["--pre-roll", "1"], "--pre-roll needs --start-above LEVEL"),

@@ -40,11 +40,11 @@ private final class SessionState: @unchecked Sendable {
 
     /// A session with no end, started and left running: the steady-state benchmark's subject.
     /// Each output is (codec, file name).
-    func startEndless(_ outputs: [(CodecSettings, String)]) throws -> RecordingSession {
+    func startEndless(_ outputs: [(CodecSettings, String)], soundActivation: SoundActivation? = nil) throws -> RecordingSession {
         let configuration = RecordingConfiguration(
             capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
             outputs: outputs.map { OutputConfiguration(destination: .file(path: directory + "/" + $0.1), codec: $0.0) },
-            durationSeconds: nil)
+            durationSeconds: nil, soundActivation: soundActivation)
         let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio, prompt: NoPrompt()) }
         _ = try session.start()
         return session
@@ -127,5 +127,26 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
             precondition(summary.framesDropped == 0 && summary.end == .signal("teardown"), "steady session failed: \(summary)")
             running.value = nil
         }
+    }
+    // Sound-activated and waiting: the input's 60 s of music make one segment, the null device's
+    // silence after it ends the segment a second later (--split-on-silence 1), and from then on
+    // the encoder thread measures levels, holds its pre-roll and releases older frames, encoding
+    // and writing nothing. Segments starting and ending allocate (a file); waiting must not.
+    Benchmark("Session_steady_state_armed_silent_capture_ring_level_gate_1s_FLAC_level5", configuration: HotPath.configuration) { benchmark in
+        let session = running.value!
+        for _ in benchmark.scaledIterations {
+            let target = session.framesCaptured + 48_000
+            while session.framesCaptured < target { usleep(500) }
+        }
+    } setup: {
+        if state.value == nil { state.value = try SessionState() }
+        let session = try state.value!.startEndless([(flac, "armed.flac")],
+                                                    soundActivation: SoundActivation(startAboveDBFS: -40, splitOnSilenceSeconds: 1))
+        while session.framesCaptured < 64 * 48_000 { usleep(1_000) }
+        running.value = session
+    } teardown: {
+        let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
+        precondition(summary.framesDropped == 0 && summary.outputs[0].segments == 1, "armed session failed: \(summary)")
+        running.value = nil
     }
 }
