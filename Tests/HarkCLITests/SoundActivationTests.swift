@@ -171,7 +171,10 @@ import Testing
     /// with the segment count once the sound comes (paced: 3 s of near-silence, then music).
     @Test func theStatusLineShowsArmedThenRecording() throws {
         let music = MusicLikeSignal.samples(frames: 12 * 48_000, channels: 2, sampleRate: 48_000, bits: 16)
-        let samples = (0..<(3 * 48_000 * 2)).map { Int32($0 * 7_919 % 21) - 10 } + music.map { $0 / 2 }
+        var samples: [Int32] = []
+        samples.reserveCapacity(15 * 48_000 * 2)
+        for index in 0..<(3 * 48_000 * 2) { samples.append(Int32(index * 7_919 % 21) - 10) }
+        for sample in music { samples.append(sample / 2) }
         let rig = try ALSATestRig(input: Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
         try rig.startPulseAudio()
         let output = rig.path("heard.flac")
