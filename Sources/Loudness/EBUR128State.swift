@@ -3,25 +3,26 @@ import CEBUR128
 /// One libebur128 measurement (`ebur128_state *`), owned: created in `init`, destroyed in
 /// `deinit`. Every libebur128 call hark makes is in this file.
 ///
-/// The mode is fixed (`mode`): integrated loudness, sample and true peak, in histogram mode.
+/// The mode is fixed (`mode`): integrated loudness and sample peak, in histogram mode.
 /// Histogram mode is what keeps memory constant and the `add` calls free of `malloc`: without
 /// it libebur128 appends every 400 ms gating block to a linked list (`ebur128_calc_gating_block`
 /// `malloc`s a `struct ebur128_dq_entry` for each, 36,000 an hour, until
 /// `ebur128_set_max_history`'s limit), while with it each block only increments one bin of a
 /// fixed 1,000-bin histogram allocated in `ebur128_init`. The rest of `ebur128_add_frames_*`
-/// (the K-weighting filter, the true-peak interpolator, the peak maxima) and
+/// (the K-weighting filter, the sample-peak maxima) and
 /// `ebur128_loudness_window` write and read only buffers `ebur128_init` allocated. Checked in
 /// libebur128 1.2.6's `ebur128/ebur128.c` (Debian 12's `libebur128-1 1.2.6-1+b1`).
 ///
 /// Loudness range is not libebur128's (`LoudnessRangeHistogram` says why), so the mode leaves out
 /// `EBUR128_MODE_LRA`, and with it the 3 s audio buffer that mode keeps: 1.8 MiB resident for
-/// 48 kHz stereo, 5.6 MiB for 5.1 (measured: a whole `LoudnessMeter` is then 0.75 and 1.7 MiB,
-/// against 2.5 and 7.3 MiB for a libebur128 state with `EBUR128_MODE_LRA`).
+/// 48 kHz stereo, 5.6 MiB for 5.1 (measured: a whole `LoudnessMeter` was then 0.75 and 1.7 MiB,
+/// against 2.5 and 7.3 MiB for a libebur128 state with `EBUR128_MODE_LRA`; without libebur128's
+/// true peak too, 0.5 and 0.9 MiB).
 ///
-/// Cost, measured on the development machine (2 cores, release build, 125 ms periods): 2.9 ms of
-/// CPU per second of 48 kHz stereo in this mode, of which the true peak is 2.1 ms (4× oversampling
-/// with a 49-tap filter per channel); 0.75 ms without `EBUR128_MODE_TRUE_PEAK`. It grows with the
-/// channel count: 1.4 ms for mono, 7.7 ms for 5.1.
+/// The true peak is not libebur128's (`TruePeakMeter`): its `EBUR128_MODE_TRUE_PEAK` oversampled
+/// every sample of every channel (a 49-tap filter, 4×), 2.1 ms of CPU per second of 48 kHz stereo
+/// of the 2.9 ms this state then cost (2 cores, release build, 125 ms periods). Without it, in
+/// this mode, libebur128 costs about 0.75 ms per second of 48 kHz stereo.
 ///
 /// The price of the histogram: a block's energy counts as the centre of its 0.1 LU bin, so
 /// integrated loudness can differ from an exact computation by up to 0.05 LU.
@@ -36,12 +37,11 @@ struct EBUR128State: ~Copyable {
     /// The state libebur128 allocated. Valid until `deinit`; never shared with another owner.
     let handle: UnsafeMutablePointer<ebur128_state>
 
-    /// `EBUR128_MODE_I | _TRUE_PEAK | _SAMPLE_PEAK | _HISTOGRAM`. (`_TRUE_PEAK` includes the
-    /// sample peak; both include momentary loudness, whose 400 ms buffer
-    /// `loudness(ofLastMilliseconds:)` reads.)
+    /// `EBUR128_MODE_I | _SAMPLE_PEAK | _HISTOGRAM`. (`_SAMPLE_PEAK` includes momentary loudness,
+    /// whose 400 ms buffer `loudness(ofLastMilliseconds:)` reads.) Not `_TRUE_PEAK`: the true peak
+    /// is hark's own (`TruePeakMeter`).
     static let mode = Int32(
-        EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue
-            | EBUR128_MODE_HISTOGRAM.rawValue
+        EBUR128_MODE_I.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue | EBUR128_MODE_HISTOGRAM.rawValue
     )
 
     /// A new measurement with libebur128's default channel map (see `setRole`). Nil when
@@ -134,17 +134,6 @@ struct EBUR128State: ~Copyable {
     func samplePeak(ofChannel index: Int) -> Double {
         var value = 0.0
         _ = ebur128_sample_peak(handle, UInt32(index), &value)
-        return value
-    }
-
-    /// The true peak of channel `index` so far, linear: the largest absolute value of the signal
-    /// oversampled 4× below 96 kHz and 2× below 192 kHz (a 49-tap Hann-windowed sinc); from
-    /// 192 kHz on libebur128 does not oversample and this is the sample peak. Never below the
-    /// sample peak.
-    /// The corresponding C function is `ebur128_true_peak`.
-    func truePeak(ofChannel index: Int) -> Double {
-        var value = 0.0
-        _ = ebur128_true_peak(handle, UInt32(index), &value)
         return value
     }
 

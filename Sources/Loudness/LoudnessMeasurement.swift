@@ -19,7 +19,9 @@ public struct LoudnessMeasurement: Sendable, Equatable {
     /// the gated 3 s short-term loudness, taken every 100 ms). Nil when it is undefined: under
     /// 3 s of audio, or no short-term value or no integrated loudness passed the gates.
     public var loudnessRange: Double?
-    /// The largest true peak over all channels, linear (see `EBUR128State.truePeak(ofChannel:)`).
+    /// The largest true peak over all channels, linear: the largest absolute value of the signal
+    /// oversampled 4× by BS.1770-4's interpolator, or of a sample, whichever is larger
+    /// (`TruePeakMeter`).
     public var truePeak: Double
     /// The largest absolute sample over all channels, linear.
     public var samplePeak: Double

@@ -4,14 +4,19 @@ import AudioFormat
 /// loudness range, sample and true peak (ITU-R BS.1770-4), from the same interleaved frames the
 /// encoder gets, so the file can be tagged with its gain when it is finished (`LoudnessMeasurement`).
 ///
-/// Integrated loudness and peaks are libebur128's (`EBUR128State`); the loudness range is taken
-/// from libebur128's 100 ms loudness at 10 Hz (`LoudnessRangeHistogram`, which says why).
+/// Integrated loudness and the sample peak are libebur128's (`EBUR128State`); the loudness range
+/// is taken from libebur128's 100 ms loudness at 10 Hz (`LoudnessRangeHistogram`, which says why);
+/// the true peak is hark's own (`TruePeakMeter`, BS.1770-4's interpolator, run only where it could
+/// raise the peak).
 ///
 /// Memory is fixed at `init` (libebur128's histogram mode, the range histogram's 40 KiB, a
-/// staging buffer of `stagingFrames` frames; 0.75 MiB resident in all for 48 kHz stereo, 1.7 MiB
-/// for 5.1): `measure` allocates nothing and takes no locks, so the encoder thread can call it
-/// once per period however long the recording runs. It costs about 2.9 ms of CPU per second of
-/// 48 kHz stereo, mostly the true peak (`EBUR128State`).
+/// staging buffer of `stagingFrames` frames, the true-peak meter's 4 KiB; about 0.5 MiB resident
+/// in all for 48 kHz stereo, 0.9 MiB for 5.1): `measure` allocates nothing and takes no locks, so
+/// the encoder thread can call it once per period however long the recording runs. It costs
+/// about 0.9 ms of CPU per second of 48 kHz stereo music- or speech-like audio, 1.1 ms where the
+/// true-peak filter must run on every sample (white noise, a steadily rising level), 0.75 ms of
+/// it libebur128's (release build, 125 ms periods; 2.9–3.0 ms with libebur128's true peak). 5.1
+/// costs 2.2–2.9 ms, mono 0.43–0.54 ms.
 ///
 /// Threads: not synchronised. One thread at a time uses a meter: `measure` is called on one
 /// thread (the encoder's), and `measurement`, `reset` and `combined` are called on that thread or
@@ -26,6 +31,7 @@ public final class LoudnessMeter: @unchecked Sendable {
     private let roles: [LoudnessChannelRole]?
     private var state: EBUR128State
     private var range = LoudnessRangeHistogram()
+    private var truePeak: TruePeakMeter
     /// Frames measured since `init` or `reset`.
     private var framesMeasured = 0
     /// Frames in one 100 ms step, as libebur128 counts them (`samples_in_100ms`, rounded).
@@ -57,6 +63,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         self.format = format
         self.roles = (layout ?? ChannelLayout.waveDefault(channels: format.channels)).map(LoudnessChannelRole.roles(for:))
         self.state = state
+        self.truePeak = TruePeakMeter(channels: format.channels)
         self.stepFrames = (format.sampleRate + 5) / 10
         self.framesUntilStep = stepFrames
         self.staging = .allocate(byteCount: Self.stagingFrames * format.bytesPerFrame, alignment: 16)
@@ -68,10 +75,9 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Adds `frames`, interleaved frames of `format` exactly as captured, to the measurement.
     ///
     /// Real-time safe: no allocation, no locks, no system calls (a malloc-counting build saw none
-    /// in 60 s of audio); time proportional to the frames, mostly libebur128's true-peak
-    /// oversampling. Traps if `frames` is not a whole number of frames. Non-finite float samples
-    /// count as 0: one NaN would otherwise stay in the K-weighting filter's state and void the
-    /// rest of the measurement.
+    /// in 60 s of audio); time proportional to the frames. Traps if `frames` is not a whole number
+    /// of frames. Non-finite float samples count as 0: one NaN would otherwise stay in the
+    /// K-weighting filter's state and void the rest of the measurement.
     public func measure(_ frames: UnsafeRawBufferPointer) {
         let bytesPerFrame = format.bytesPerFrame
         precondition(frames.count % bytesPerFrame == 0,
@@ -82,7 +88,9 @@ public final class LoudnessMeter: @unchecked Sendable {
         let sampleFormat = format.sampleFormat
         if sampleFormat == .s16LE || sampleFormat == .s32LE,
            Int(bitPattern: source) % sampleFormat.bytesPerSample == 0 {
-            // libebur128 reads these as they are: no copy.
+            // libebur128 and the true-peak meter read these as they are: no copy. (Converting S16
+            // once to float for both, `ebur128_add_frames_float` and the meter, measured the
+            // same, ±0.02 ms per second of stereo, and would round S32 to 24 bits for libebur128.)
             add(source, frames: frameCount)
             return
         }
@@ -109,6 +117,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         state = fresh
         applyRoles()
         range.reset()
+        truePeak.reset()
         framesMeasured = 0
         framesUntilStep = stepFrames
     }
@@ -156,16 +165,15 @@ public final class LoudnessMeter: @unchecked Sendable {
 
     /// The largest true and sample peak over all channels, the LFE included.
     private var peaks: (truePeak: Double, samplePeak: Double) {
-        var truePeak = 0.0
         var samplePeak = 0.0
         for channel in 0..<format.channels {
-            truePeak = max(truePeak, state.truePeak(ofChannel: channel))
             samplePeak = max(samplePeak, state.samplePeak(ofChannel: channel))
         }
-        return (truePeak, samplePeak)
+        return (Double(truePeak.peak), samplePeak)
     }
 
-    /// Makes the staged samples what libebur128's `int` and `float` entry points take.
+    /// Makes the staged samples what libebur128's `int` and `float` entry points (and the
+    /// true-peak meter's) take.
     private func prepareStagedSamples(count: Int) {
         switch format.sampleFormat {
         case .s16LE, .s32LE:
@@ -187,9 +195,15 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
     }
 
-    /// Hands aligned samples of `format` (or the staged ones) to libebur128, split where each
-    /// 100 ms step of the stream ends, so that the step's loudness can be read for the range.
+    /// Hands aligned samples of `format` (or the staged ones) to the true-peak meter, and to
+    /// libebur128 split where each 100 ms step of the stream ends, so that the step's loudness can
+    /// be read for the range.
     private func add(_ samples: UnsafeRawPointer, frames: Int) {
+        switch format.sampleFormat {
+        case .s16LE: truePeak.add(samples.assumingMemoryBound(to: Int16.self), frames: frames)
+        case .s24LE, .s32LE: truePeak.add(samples.assumingMemoryBound(to: Int32.self), frames: frames)
+        case .floatLE: truePeak.add(samples.assumingMemoryBound(to: Float.self), frames: frames)
+        }
         var done = 0
         while done < frames {
             let piece = min(frames - done, framesUntilStep)

@@ -112,8 +112,11 @@ public final class RecordingSession {
     }
 
     /// Each file output's first file (strftime patterns expanded); stdout has none.
+    /// A sound-activated output has none until the first sound (`whenFileStarts` tells of it then).
     public var outputFiles: [String] {
-        outputs.compactMap { output in if case .file(let path) = output.destination { path } else { nil } }
+        outputs.compactMap { output in
+            if case .file(let path) = output.destination, !output.startsOnSound { path } else { nil }
+        }
     }
 
     /// Frames each output's ring holds.
