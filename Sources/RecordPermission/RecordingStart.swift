@@ -16,6 +16,9 @@ public struct RecordingStart: Sendable, Equatable {
     /// Absolute paths of the files the recording writes (its first files, when it splits).
     public internal(set) var outputs: [String]
     public let device: String
+    /// Sound-activated (`--start-above`): its files start with its first sound, each told by a
+    /// `file` event, so one killed before any sound wrote nothing and is not unfinished.
+    public let waitsForSound: Bool
     let processID: Int32
     /// The kernel's boot id and the process's start time in clock ticks since boot
     /// (/proc/self/stat, field 22): with the pid, they tell a live recorder from a reused pid.
@@ -28,8 +31,9 @@ public struct RecordingStart: Sendable, Equatable {
     }
 
     /// A start for this process.
-    public init(id: String = newID(), outputs: [String], device: String, start: WallClockTime = .now()) {
+    public init(id: String = newID(), outputs: [String], device: String, start: WallClockTime = .now(), waitsForSound: Bool = false) {
         self.id = id
+        self.waitsForSound = waitsForSound
         self.start = start
         self.outputs = outputs
         self.device = device
@@ -48,6 +52,7 @@ public struct RecordingStart: Sendable, Equatable {
         self.start = start
         outputs = output.split(separator: ", ").map(String.init)
         device = json["device"]?.stringValue ?? ""
+        waitsForSound = json["armed"] == .bool(true)
         processID = Int32(clamping: pid)
         bootID = boot
         self.processStart = UInt64(max(0, processStart))
@@ -55,10 +60,12 @@ public struct RecordingStart: Sendable, Equatable {
 
     var jsonLine: [UInt8]? {
         guard let start = start.iso8601 else { return nil }
-        return JSONValue.object([
+        var members: [String: JSONValue] = [
             "event": .string("started"), "id": .string(id), "start": .string(start), "output": .string(outputs.joined(separator: ", ")),
             "device": .string(device), "pid": .number(Double(processID)), "boot": .string(bootID), "processStart": .number(Double(processStart)),
-        ]).serialized(.compactLine)
+        ]
+        if waitsForSound { members["armed"] = .bool(true) }
+        return JSONValue.object(members).serialized(.compactLine)
     }
 
     /// Whether the process that wrote this start is still running (same boot, same pid, same start time).
@@ -127,9 +134,11 @@ extension AccessLog {
             default: break
             }
         }
-        return starts.filter { !ended.contains($0.id) && !$0.isRecorderAlive }.map { start in
+        return starts.filter { !ended.contains($0.id) && !$0.isRecorderAlive }.compactMap { start in
             var start = start
             start.outputs += laterFiles[start.id] ?? []
+            // Armed and killed before any sound (or recording to stdout only): nothing to repair.
+            if start.waitsForSound && start.outputs.isEmpty { return nil }
             return (start, noticed.contains(start.id))
         }
     }

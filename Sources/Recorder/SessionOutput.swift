@@ -76,19 +76,20 @@ final class SessionOutput {
         // it in its tags (or WAV's bext) when the recording ends, over room made now.
         let isFile: Bool
         if case .file = created.destination { isFile = true } else { isFile = false }
+        let measuresLoudness = recording.measuresLoudness
         let loudness = LoudnessLedger(format: format, layout: layout)
         self.loudness = loudness
         let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
             var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
             automatic.reservesClockTags = stampsClock
-            automatic.loudnessPlaceholders = isFile ? LoudnessStamp.placeholders(for: codec) : []
+            automatic.loudnessPlaceholders = isFile && measuresLoudness ? LoudnessStamp.placeholders(for: codec) : []
             let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
                                         expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
         }
-        let makeEncoder: SplittingEncoder.MakeEncoder = { sink, start throws(EncoderError) in
+        let makeEncoder: SplittingEncoder.MakeEncoder = measuresLoudness ? { sink, start throws(EncoderError) in
             loudness.measuring(try makeCodec(sink, start))
-        }
+        } : makeCodec
         // A sound-activated file output has no file until the first sound: the codec made here
         // only checks its settings (so a bad one fails now, before the microphone opens, as
         // always); it is finished and its bytes are thrown away, and the first segment makes the

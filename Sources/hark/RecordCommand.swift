@@ -142,11 +142,12 @@ struct RecordCommand: ParsableCommand {
             }
             outputs.append(try output.configuration(destination: destination, speech: capture.speech, tags: streamTags))
         }
-        let configuration = RecordingConfiguration(
+        var configuration = RecordingConfiguration(
             capture: request, outputs: outputs, durationSeconds: duration, ringSeconds: ringSeconds,
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
             measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout,
             soundActivation: sound.activation)
+        configuration.measuresLoudness = !tags.noLoudness
 
         let gate = HarkManifest.gate
         let recordingID = RecordingStart.newID()
@@ -175,7 +176,7 @@ struct RecordCommand: ParsableCommand {
         // The access log learns of the recording now, so one that never ends (SIGKILL, a power cut)
         // is still known to `hark repair --unfinished`; its entry at the end carries the same id.
         let recordingStart = RecordingStart(id: recordingID, outputs: session.outputFiles.map(absolutePath), device: device,
-                                            start: session.startTime)
+                                            start: session.startTime, waitsForSound: configuration.soundActivation != nil)
         try? AccessLog().appendStart(recordingStart)
         if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {

@@ -28,6 +28,10 @@ struct TagOptions: ParsableArguments {
                 """, valueName: "key=value"))
     var tags: [String] = []
 
+    @Flag(name: .customLong("no-loudness"),
+          help: "Do not measure the loudness (EBU R128): no LUFS in the summary and the log, no ReplayGain/R128 gain tags; saves about a millisecond of CPU per second of stereo audio.")
+    var noLoudness = false
+
     @Flag(name: .customLong("no-auto-tags"),
           help: "Leave out the DATE and HARK_CAPTURE tags (start time; device and capture parameters). ENCODER stays.")
     var leavesOutDateAndCapture = false

@@ -79,4 +79,14 @@ import Testing
         #expect(try !FLACTools.tags(stream).contains { $0.hasPrefix("REPLAYGAIN") }, "a stream is never rewritten: no placeholders")
         #expect(result.standardError.contains(" LUFS, range "), "\(result.standardError)")
     }
+
+    @Test func noLoudnessMeasuresNothingAndReservesNoTags() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 3 * 48_000).alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "2", "--no-loudness", "-o", rig.path("n.flac"), "-o", rig.path("n.opus")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(!result.standardError.contains("LUFS") && !result.standardError.contains("dBTP"), "\(result.standardError)")
+        #expect(try !FLACTools.tags(rig.path("n.flac")).contains { $0.hasPrefix("REPLAYGAIN") })
+        #expect(try !OpusTools.tags(rig.path("n.opus")).comments.contains { $0.hasPrefix("R128") })
+        #expect(try !String(contentsOfFile: rig.accessLogFile, encoding: .utf8).contains("loudnessLUFS"))
+    }
 }

@@ -191,6 +191,35 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// A killed armed hark wrote nothing, so nothing is unfinished; one killed in a segment left
+    /// that segment's file, which `hark repair --unfinished` finds through its `file` event.
+    @Test func killedBeforeAnySoundNothingIsUnfinishedKilledInASegmentItsFileIs() throws {
+        var samples: [Int32] = []
+        for index in 0..<(2 * 48_000 * 2) { samples.append(Int32(index * 7_919 % 21) - 10) }
+        for sample in MusicLikeSignal.samples(frames: 20 * 48_000, channels: 2, sampleRate: 48_000, bits: 16) { samples.append(sample / 2) }
+        let rig = try ALSATestRig(input: Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
+        try rig.startPulseAudio()
+        let output = rig.path("killed.flac")
+        let early = try startHark(["record", "-D", "pacedcap", "--start-above", "-40", "-o", output], rig: rig)
+        try waitForLog(rig, containing: "\"armed\":true")
+        early.send(SIGKILL)
+        _ = early.wait(timeout: 10)
+        let none = try runHark(["repair", "--unfinished"], rig: rig)
+        #expect(none.status == 0 && none.standardError.contains("no unfinished recordings"), "\(none.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+
+        let late = try startHark(["record", "-D", "pacedcap", "--start-above", "-40", "-o", output], rig: rig)
+        try waitForLog(rig, containing: "\"event\":\"file\"")
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        late.send(SIGKILL)
+        _ = late.wait(timeout: 10)
+        let found = try runHark(["repair", "--unfinished"], rig: rig)
+        #expect(found.standardError.contains(output), "\(found.standardError)")
+        let repaired = try runHark(["repair", "--unfinished", "--write"], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     @Test(arguments: [
         (["--stop-after", "5"], "--stop-after needs --start-above LEVEL"),
         (["--pre-roll", "1"], "--pre-roll needs --start-above LEVEL"),
