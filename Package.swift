@@ -46,7 +46,11 @@ let package = Package(
         // Reads a damaged recording and writes it whole again (hark repair): FLAC, Ogg Opus, WAV.
         .target(name: "Repair", dependencies: ["Encoding", "CFLAC", "COpusEnc", "CLinux"]),
         // Measures a recording's loudness (EBU R128: integrated, range, true peak) for its gain tags.
-        .target(name: "Loudness", dependencies: ["CEBUR128", "AudioFormat"]),
+        // Optimised in debug builds too: every recording runs its meter on the encoder thread, and
+        // unoptimised, its vector loops cost the debug hark (which the tests drive) 30–50 times
+        // more, enough to fall behind real time.
+        .target(name: "Loudness", dependencies: ["CEBUR128", "AudioFormat"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Recorder",
             dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "Loudness", "CLinux"]
