@@ -175,6 +175,13 @@ final class EncoderLoop: @unchecked Sendable {
         return frames
     }
 
+    /// Ends the output at its size limit now (sound activation: a segment that does not fit whole
+    /// ends it, rather than being cut at an arbitrary frame and going on).
+    func endAtSizeLimit() {
+        sizeLimitReached.store(true, ordering: .relaxed)
+        lane.close()
+    }
+
     /// Encodes `frames` of silence for a gap (not metered: it is not what the microphone heard).
     /// At the size limit the rest is left out, as ring frames are.
     func encodeSilence(frames: Int) throws(EncoderError) {

@@ -33,6 +33,12 @@ struct OutputNaming {
         return name
     }
 
+    /// Gives back a name `next` returned whose file was never made (a sound-activated recording's
+    /// first name, taken before any sound), so the next file may have it.
+    mutating func forget(_ name: String) {
+        used.removeAll { $0 == name }
+    }
+
     /// `path` with "-N" before its extension (the part after the last dot of the file name).
     static func numbered(_ path: String, _ counter: Int) -> String {
         let nameStart = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex

@@ -70,6 +70,10 @@ final class OutputTarget {
         return fstat(fileDescriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// Whether the file is still under its hidden temporary name (a file hark created, not yet
+    /// committed or discarded); false for stdout, a FIFO or a device written in place.
+    var hasTemporaryName: Bool { temporaryPath != nil }
+
     /// Moves the file to its requested name: called once recording has started.
     func commit() throws(RecordingError) {
         guard let temporary = temporaryPath, case .file(let path) = destination else { return }

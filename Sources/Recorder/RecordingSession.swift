@@ -269,7 +269,10 @@ public final class RecordingSession {
             end = .outputFailed(failure)
         } else if everyOutputEndedEarly, outputSummaries.allSatisfy(\.reachedSizeLimit) {
             end = .sizeLimitReached
-        } else if everyOutputEndedEarly, let seconds = configuration.soundActivation?.stopAfterSeconds {
+        } else if everyOutputEndedEarly, externalStop == nil, stopSignal == nil,
+                  let seconds = configuration.soundActivation?.stopAfterSeconds {
+            // Not when a signal or a revocation stopped it: the drain after a stop can complete
+            // the silence, and the log must still say why the recording ended.
             end = .silence(seconds: seconds)
         } else if let externalStop {
             end = externalStop

@@ -91,16 +91,16 @@ final class SessionOutput {
             loudness.measuring(try makeCodec(sink, start))
         } : makeCodec
         // A sound-activated file output has no file until the first sound: the codec made here
-        // only checks its settings (so a bad one fails now, before the microphone opens, as
-        // always); it is finished and its bytes are thrown away, and the first segment makes the
-        // file afresh, with the moment it starts as its DATE.
-        let startsOnSound = recording.soundActivation != nil && created.naming != nil
+        // only checks its settings (so a bad one fails now, as always), into the temporary file
+        // that showed the directory writable; that file is removed, so an armed hark (even a
+        // killed one) leaves nothing behind, and the first segment makes its file afresh, named
+        // and dated when it starts. A FIFO or a device is written in place, as without sound
+        // activation: it gets its stream's header now and the segments back to back.
+        let startsOnSound = recording.soundActivation != nil && created.naming != nil && target.hasTemporaryName
         var encoder = try (startsOnSound ? makeCodec : makeEncoder)(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
         if startsOnSound {
             try encoder.finish()
-            guard ftruncate(target.fileDescriptor, 0) == 0, lseek(target.fileDescriptor, 0, SEEK_SET) == 0 else {
-                throw .writeFailed(errno: errno)
-            }
+            target.discard()
         }
         self.startsOnSound = startsOnSound
         // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.

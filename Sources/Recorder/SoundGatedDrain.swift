@@ -122,7 +122,7 @@ final class SoundGatedDrain: @unchecked Sendable {
             position += count
             blockFill += count
             if gate.isRecording {
-                guard try encode(first, second, loop) else { return position }
+                guard try encode(first, second, loop) else { return endAtSizeLimit(loop, position) }
                 consumed = position
             }
             guard blockFill == blockFrames else { break }
@@ -135,7 +135,7 @@ final class SoundGatedDrain: @unchecked Sendable {
                 release(start - consumed)
                 beginSegment(at: captureFramesAtRead + start, loop)
                 let (held, heldWrapped) = Self.frames(start..<position, of: regions)
-                guard try encode(held, heldWrapped, loop) else { return position }
+                guard try encode(held, heldWrapped, loop) else { return endAtSizeLimit(loop, position) }
                 consumed = position
             case .endSegmentAfterBlock:
                 try endSegment(loop)
@@ -187,6 +187,14 @@ final class SoundGatedDrain: @unchecked Sendable {
         if !first.isEmpty, try loop.encodeFrames(first) < first.count / format.bytesPerFrame { return false }
         if !second.isEmpty, try loop.encodeFrames(second) < second.count / format.bytesPerFrame { return false }
         return true
+    }
+
+    /// The output reached its size limit within a step: it takes nothing more. Returns the frames
+    /// to consume (all measured: nothing will read them).
+    private func endAtSizeLimit(_ loop: EncoderLoop, _ position: Int) -> Int {
+        loop.endAtSizeLimit()
+        measuredAhead = 0
+        return position
     }
 
     /// Frames passed over unwritten.

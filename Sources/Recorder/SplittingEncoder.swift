@@ -33,12 +33,12 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     typealias MakeEncoder = (OutputSink, WallClockTime) throws(EncoderError) -> any AudioEncoder
 
     /// The current file's target; before a sound-activated recording's first file, the one
-    /// made (under a temporary name) before consent, which the first file uses.
+    /// made (and removed again) before consent, whose name the first file may take.
     private var output: OutputTarget
     /// The current file's codec; nil while no file is open (sound activation, between segments).
     private var encoder: (any AudioEncoder)?
-    /// Whether `output` is the pending first target no file has used yet.
-    private var outputIsPending: Bool
+    /// Whether no file has been made yet (sound activation, before the first sound).
+    private var hasNoFileYet: Bool
     private var naming: OutputNaming
     private let makeEncoder: MakeEncoder
     private let framesPerFile: Int?
@@ -64,14 +64,14 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// files). Set before the encoder thread starts; called on it.
     var whenFileStarts: (@Sendable (String) -> Void)?
 
-    /// With `encoder` nil (sound activation), no file is written until the first frame: `output`
-    /// keeps its temporary name until then, and is discarded if no frame ever comes.
+    /// With `encoder` nil (sound activation), no file is made until the first frame; `output` is
+    /// the discarded target whose name was taken for the first file, given back then.
     init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, naming: OutputNaming, framesPerFile: Int?,
          bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
         self.output = output
         self.encoder = encoder
-        outputIsPending = encoder == nil
+        hasNoFileYet = encoder == nil
         self.naming = naming
         self.framesPerFile = framesPerFile
         self.bytesPerFrame = bytesPerFrame
@@ -90,6 +90,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         var offset = 0
         while offset < frames.count {
             if encoder == nil {
+                // A new file anyway: a SIGUSR1 while no file was open asks for nothing more.
+                splitRequested.store(false, ordering: .relaxed)
                 try startNextFile()
             } else if framesInFile > 0 && (framesInFile == framesPerFile || splitRequested.exchange(false, ordering: .relaxed)) {
                 try finishFile()
@@ -123,11 +125,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     }
 
     func finish() throws(EncoderError) {
-        if let encoder {
-            try encoder.finish()
-        } else if outputIsPending {
-            output.discard()  // nothing crossed the level: no file
-        }
+        if let encoder { try encoder.finish() }
         waitForPendingFlush()
     }
 
@@ -174,24 +172,16 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// recording's first file, named now when the name holds the time), else a new one.
     private func startNextFile() throws(EncoderError) {
         let start = nextFileStart.take() ?? .now()
-        var next = output
-        var path = paths.last ?? ""
-        let usesPendingTarget = outputIsPending && !naming.hasTimeConversions
-        if outputIsPending {
-            outputIsPending = false
-            if usesPendingTarget {
-                if case .file(let pendingPath) = output.destination { path = pendingPath }
-            } else {
-                output.discard()
-            }
+        if hasNoFileYet {
+            hasNoFileYet = false
+            if case .file(let unused) = output.destination { naming.forget(unused) }
         }
-        if !usesPendingTarget {
-            path = naming.next(at: Int(start.secondsSinceEpoch))
-            do throws(RecordingError) {
-                next = try OutputTarget(.file(path: path))
-            } catch {
-                throw .cannotStartNextFile(error.description)
-            }
+        let path = naming.next(at: Int(start.secondsSinceEpoch))
+        let next: OutputTarget
+        do throws(RecordingError) {
+            next = try OutputTarget(.file(path: path))
+        } catch {
+            throw .cannotStartNextFile(error.description)
         }
         let nextEncoder: any AudioEncoder
         do throws(EncoderError) {

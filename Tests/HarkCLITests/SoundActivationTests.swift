@@ -102,6 +102,29 @@ import Testing
         #expect(unfinished.status == 0, "\(unfinished.standardError)")
     }
 
+    /// A strftime name: the first segment's file has the plain name (the one taken before any
+    /// sound is given back), the next ones a counter; a device output (/dev/null, written in
+    /// place) gets the segments too.
+    @Test func timeNamesStartWithThePlainNameAndADeviceOutputWorks() throws {
+        let rig = try ALSATestRig(input: Self.inputBytes)
+        let day = { () -> String in
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd"
+            return formatter.string(from: Date())
+        }
+        let before = day()
+        let result = try runHark(
+            ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--split-on-silence", "1",
+             "-o", rig.path("memo-%Y%m%d.flac"), "-o", "/dev/null", "--format", "raw"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
+        let names = entries.filter { $0.hasPrefix("memo-") }.sorted { ($0.count, $0) < ($1.count, $1) }
+        let expected = Set([before, day()]).map { ["memo-\($0).flac", "memo-\($0)-2.flac", "memo-\($0)-3.flac"] }
+        #expect(expected.contains(names), "\(names)")
+        let temporary = entries.filter { $0.hasPrefix(".memo") }
+        #expect(temporary.isEmpty, "no temporary file left: \(temporary)")
+    }
+
     @Test func stopAfterEndsTheRecordingAfterTheFirstSilenceInEveryOutput() throws {
         let rig = try ALSATestRig(input: Self.inputBytes)
         let result = try runHark(
