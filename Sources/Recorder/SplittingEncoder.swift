@@ -139,9 +139,6 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     var maximumBytesPerFrame: Double? { encoder?.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { encoder?.maximumFinishBytes }
 
-    /// The file being written, if one is open.
-    var currentPath: String? { encoder == nil ? nil : paths.last }
-
     /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {
         output.synchronize()

@@ -23,7 +23,7 @@ struct RecordCommand: ParsableCommand {
             which it also rewrites after every second of audio, so a killed hark leaves a valid file) and \
             prints a summary on stderr: one line, or with several -o a line for the capture and one per output.
 
-            Exit codes: 0 normal stop (also --max-size reached); 64 invalid usage; 69 capture device \
+            Exit codes: 0 normal stop (also --max-size reached, or --stop-after's silence); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
             output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
             reader gone, device lost; with several -o, one output failed while the others went on), file \

@@ -111,11 +111,7 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
                             ("FLAC_level5_and_Opus_128kbps_two_outputs", [(flac, "both.flac"), (opus, "both.opus")])] {
         Benchmark("Session_steady_state_capture_ring_encode_write_1s_\(name)",
                   configuration: HotPath.configuration) { benchmark in
-            let session = running.value!
-            for _ in benchmark.scaledIterations {
-                let target = session.framesCaptured + 48_000
-                while session.framesCaptured < target { usleep(500) }
-            }
+            waitSecondByFrames(running.value!, iterations: benchmark.scaledIterations)
         } setup: {
             if state.value == nil { state.value = try SessionState() }
             let session = try state.value!.startEndless(outputs)
@@ -133,11 +129,7 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
     // the encoder thread measures levels, holds its pre-roll and releases older frames, encoding
     // and writing nothing. Segments starting and ending allocate (a file); waiting must not.
     Benchmark("Session_steady_state_armed_silent_capture_ring_level_gate_1s_FLAC_level5", configuration: HotPath.configuration) { benchmark in
-        let session = running.value!
-        for _ in benchmark.scaledIterations {
-            let target = session.framesCaptured + 48_000
-            while session.framesCaptured < target { usleep(500) }
-        }
+        waitSecondByFrames(running.value!, iterations: benchmark.scaledIterations)
     } setup: {
         if state.value == nil { state.value = try SessionState() }
         let session = try state.value!.startEndless([(flac, "armed.flac")],
@@ -148,5 +140,13 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
         let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
         precondition(summary.framesDropped == 0 && summary.outputs[0].segments == 1, "armed session failed: \(summary)")
         running.value = nil
+    }
+}
+
+/// Each iteration waits, sleeping, while `session` captures one more second (48,000 frames).
+private func waitSecondByFrames(_ session: RecordingSession, iterations: Range<Int>) {
+    for _ in iterations {
+        let target = session.framesCaptured + 48_000
+        while session.framesCaptured < target { usleep(500) }
     }
 }
