@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev", "libopus-dev"])]),
+        // The tests' reference loudness meter (LoudnessTests); hark measures with its own.
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // Headers only: libpulse is opened at run time when a command needs the sound server (see its shim.h).
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
@@ -49,7 +50,7 @@ let package = Package(
         // Optimised in debug builds too: every recording runs its meter on the encoder thread, and
         // unoptimised, its vector loops cost the debug hark (which the tests drive) 30–50 times
         // more, enough to fall behind real time.
-        .target(name: "Loudness", dependencies: ["CEBUR128", "AudioFormat"],
+        .target(name: "Loudness", dependencies: ["AudioFormat"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Recorder",
@@ -87,7 +88,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Realtime"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RepairTests", dependencies: ["Repair", "Encoding", "AudioFormat", "SignalGenerator"]),
-        .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioFormat", "SignalGenerator"]),
+        .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioFormat", "SignalGenerator", "CEBUR128"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),

@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "RingBuffer", package: "hark"),
                 .product(name: "Encoding", package: "hark"),
+                .product(name: "Loudness", package: "hark"),
                 .product(name: "AudioFormat", package: "hark"),
                 .product(name: "Recorder", package: "hark"),
                 .product(name: "Capture", package: "hark"),

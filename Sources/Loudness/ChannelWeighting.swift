@@ -4,8 +4,8 @@ import AudioFormat
 /// weight. Channels within 60°–120° of the front (the 5.1 surrounds at ±110°, the 7.1 sides at
 /// ±90°) count 1.41 times (+1.5 dB); the LFE is left out; every other channel counts once.
 ///
-/// `EBUR128State.setRole` turns a role into libebur128's `enum channel` value, whose weights are
-/// exactly these (`ebur128_calc_gating_block`: ±60, ±90 and ±110 get 1.41).
+/// The weights are those of libebur128 and FFmpeg: 1.41 (BS.1770-4's Table 3 rounds +1.5 dB so)
+/// for the surrounds and sides, 0 for the LFE, 1 for every other channel (`weight`).
 enum LoudnessChannelRole: Sendable, Hashable {
     /// Left out: the LFE channel (BS.1770-4 §2.3).
     case ignored
@@ -46,5 +46,23 @@ enum LoudnessChannelRole: Sendable, Hashable {
             case .rearCenter: .backCenter
             }
         }
+    }
+
+    /// The channel's BS.1770-4 weight G: 1.41 for the surround and side pairs, 0 for the LFE, 1
+    /// otherwise.
+    var weight: Double {
+        switch self {
+        case .ignored: 0
+        case .leftSurround, .rightSurround, .leftSide, .rightSide: 1.41
+        case .left, .right, .center, .leftOfCenter, .rightOfCenter, .leftBack, .rightBack, .backCenter: 1
+        }
+    }
+
+    /// The roles of channels that come with no layout (more than eight, where WAVE has no default
+    /// order): libebur128's default map, which hark measured with before, L, R, C, the LFE left
+    /// out, Ls, Rs, and every further channel left out.
+    static func rolesWithoutLayout(channels: Int) -> [LoudnessChannelRole] {
+        let known: [LoudnessChannelRole] = [.left, .right, .center, .ignored, .leftSurround, .rightSurround]
+        return (0..<channels).map { $0 < known.count ? known[$0] : .ignored }
     }
 }

@@ -8,9 +8,9 @@ import Glibc
 /// Invariants: `truePeak >= samplePeak >= 0`, both linear with 1.0 at digital full scale (a true
 /// peak may exceed 1.0); `loudnessRange` is non-nil only when `integratedLoudness` is.
 ///
-/// Integrated loudness comes from libebur128's histogram mode, which counts each block at the
-/// centre of its 0.1 LU bin: it can differ from an exact computation by up to 0.05 LU (EBU
-/// Tech 3341 allows ±0.1 LU). The range is within 0.01 LU (`LoudnessRangeHistogram`).
+/// Integrated loudness is exact but for the blocks within 0.05 LU of the relative gate
+/// (`GatingBlockHistogram`; EBU Tech 3341 allows ±0.1 LU). The range is within 0.01 LU
+/// (`LoudnessRangeHistogram`).
 public struct LoudnessMeasurement: Sendable, Equatable {
     /// Gated integrated loudness in LUFS (BS.1770-4 §5.1: 400 ms blocks, absolute gate −70 LUFS,
     /// relative gate −10 LU). Nil when no block passed the gates: silence, or under 400 ms.

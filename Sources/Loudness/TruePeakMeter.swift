@@ -21,7 +21,7 @@
 /// 192 kHz; this reads at least as close to the continuous peak there.
 ///
 /// Arithmetic: `Float`, as libebur128's interpolator also ran. Samples are normalised as
-/// libebur128 takes them: 16-bit / 32,768, 32-bit (and S24 shifted into 32 bits) / 2^31, float as
+/// `MeasuredSample` says: 16-bit / 32,768, 32-bit (and S24 shifted into 32 bits) / 2^31, float as
 /// is (`LoudnessMeter` has zeroed non-finite ones).
 ///
 /// Memory is allocated in `init`: 3.6 KiB and 44 bytes per channel. `add` and `reset` allocate
@@ -85,6 +85,8 @@ struct TruePeakMeter: ~Copyable {
     private let line: UnsafeMutablePointer<Float>
     /// The true peak so far, over all channels.
     private(set) var peak: Float = 0
+    /// The largest absolute sample so far, over all channels (the screening's by-product).
+    private(set) var samplePeak: Float = 0
     /// Frames the filter has run on (each in every channel), for the tests to see the screening work.
     private(set) var filteredFrames = 0
 
@@ -113,6 +115,7 @@ struct TruePeakMeter: ~Copyable {
         history.update(repeating: 0, count: channels * Self.historyLength)
         historyPeak = 0
         peak = 0
+        samplePeak = 0
         filteredFrames = 0
     }
 
@@ -145,7 +148,7 @@ struct TruePeakMeter: ~Copyable {
     /// against P before the pending run's outputs are in it: a smaller P, so at worst a chunk is
     /// filtered that need not have been; never the reverse.
     @inline(__always)
-    private mutating func addFrames<Sample: TruePeakSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
+    private mutating func addFrames<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
         guard frames > 0 else { return }
         // The largest |x| of the 11 samples before the chunk: the kept history's for the first
         // chunk, the previous chunk's (a whole chunk, so all 11 are in it) after that.
@@ -156,6 +159,7 @@ struct TruePeakMeter: ~Copyable {
             let count = min(Self.chunkFrames, frames - start)
             let chunkPeak = Sample.largestMagnitude(samples + start * channels, count: count * channels)
             peak = max(peak, chunkPeak)
+            samplePeak = max(samplePeak, chunkPeak)
             if !screening || max(chunkPeak, before) * screeningGain > peak {
                 if runStart < 0 {
                     runStart = start
@@ -177,7 +181,7 @@ struct TruePeakMeter: ~Copyable {
     /// Runs the filter over frames `start..<start + count` of `samples` (at most `runFrames`),
     /// channel by channel.
     @inline(__always)
-    private mutating func filterFrames<Sample: TruePeakSample>(_ samples: UnsafePointer<Sample>, start: Int, count: Int) {
+    private mutating func filterFrames<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, start: Int, count: Int) {
         let length = Self.historyLength
         filteredFrames &+= count
         for channel in 0..<channels {
@@ -196,7 +200,7 @@ struct TruePeakMeter: ~Copyable {
 
     /// Keeps the last `historyLength` samples of each channel after `frames` more.
     @inline(__always)
-    private mutating func keepHistory<Sample: TruePeakSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
+    private mutating func keepHistory<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
         let length = Self.historyLength
         var largest: Float = 0
         for channel in 0..<channels {
@@ -249,145 +253,4 @@ struct TruePeakMeter: ~Copyable {
         }
         return result
     }
-}
-
-/// A sample type `TruePeakMeter` reads: its normalisation and a fast largest |x|.
-protocol TruePeakSample {
-    /// The sample as a fraction of full scale, as libebur128 normalises it.
-    static func normalised(_ sample: Self) -> Float
-    /// The largest `normalised` magnitude among `count` samples (0 for none); at least that of
-    /// every one of them, as `normalised` rounds it.
-    static func largestMagnitude(_ samples: UnsafePointer<Self>, count: Int) -> Float
-}
-
-extension Int16: TruePeakSample {
-    @inline(__always)
-    static func normalised(_ sample: Int16) -> Float { Float(sample) * (1 / 32_768) }
-
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Int16>, count: Int) -> Float {
-        let raw = UnsafeRawPointer(samples)
-        var high = SIMD16<Int16>(repeating: 0), low = SIMD16<Int16>(repeating: 0)
-        var index = 0
-        while index + 16 <= count {
-            let vector = raw.loadUnaligned(fromByteOffset: 2 * index, as: SIMD16<Int16>.self)
-            high.replace(with: vector, where: high .< vector)
-            low.replace(with: vector, where: vector .< low)
-            index += 16
-        }
-        var largest = Swift.max(Int32(largestLane(high)), -Int32(smallestLane(low)))
-        while index < count {
-            largest = Swift.max(largest, abs(Int32(samples[index])))
-            index += 1
-        }
-        return Float(largest) * (1 / 32_768)
-    }
-}
-
-extension Int32: TruePeakSample {
-    @inline(__always)
-    static func normalised(_ sample: Int32) -> Float { Float(sample) * (1 / 2_147_483_648) }
-
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Int32>, count: Int) -> Float {
-        let raw = UnsafeRawPointer(samples)
-        var high = SIMD8<Int32>(repeating: 0), low = SIMD8<Int32>(repeating: 0)
-        var index = 0
-        while index + 8 <= count {
-            let vector = raw.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Int32>.self)
-            high.replace(with: vector, where: high .< vector)
-            low.replace(with: vector, where: vector .< low)
-            index += 8
-        }
-        var largest = Swift.max(Int64(largestLane(high)), -Int64(smallestLane(low)))
-        while index < count {
-            largest = Swift.max(largest, abs(Int64(samples[index])))
-            index += 1
-        }
-        // Rounds as `normalised` does (monotonically), so never below any sample's value.
-        return Float(largest) * (1 / 2_147_483_648)
-    }
-}
-
-extension Float: TruePeakSample {
-    @inline(__always)
-    static func normalised(_ sample: Float) -> Float { sample }
-
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Float>, count: Int) -> Float {
-        let raw = UnsafeRawPointer(samples)
-        var largest = SIMD8<Float>()
-        var index = 0
-        while index + 8 <= count {
-            let vector = raw.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-            largest = lanesMax(largest, lanesAbs(vector))
-            index += 8
-        }
-        var result = largestLane(largest)
-        while index < count {
-            result = max(result, abs(samples[index]))
-            index += 1
-        }
-        return result
-    }
-}
-
-// Vector helpers that compile to a few instructions: the standard library's `pointwiseMax` and
-// `max()` for float vectors go element by element through `Float.maximum` (NaN rules), out of line.
-
-/// |v|, lane by lane (the sign bit cleared).
-@inline(__always)
-fileprivate func lanesAbs(_ v: SIMD8<Float>) -> SIMD8<Float> {
-    unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
-}
-
-/// The larger of `a` and `b`, lane by lane (no NaNs here).
-@inline(__always)
-fileprivate func lanesMax(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
-    a.replacing(with: b, where: a .< b)
-}
-
-/// The largest lane of `v` (no NaNs here).
-@inline(__always)
-fileprivate func largestLane(_ v: SIMD8<Float>) -> Float {
-    let half = lanesMax(v, SIMD8(lowHalf: v.highHalf, highHalf: v.lowHalf))
-    var result = half[0]
-    for lane in 1..<4 where half[lane] > result { result = half[lane] }
-    return result
-}
-
-/// The largest lane of `v`.
-@inline(__always)
-fileprivate func largestLane(_ v: SIMD16<Int16>) -> Int16 {
-    var half = v.lowHalf
-    half.replace(with: v.highHalf, where: half .< v.highHalf)
-    var quarter = half.lowHalf
-    quarter.replace(with: half.highHalf, where: quarter .< half.highHalf)
-    return Swift.max(Swift.max(quarter[0], quarter[1]), Swift.max(quarter[2], quarter[3]))
-}
-
-/// The smallest lane of `v`.
-@inline(__always)
-fileprivate func smallestLane(_ v: SIMD16<Int16>) -> Int16 {
-    var half = v.lowHalf
-    half.replace(with: v.highHalf, where: v.highHalf .< half)
-    var quarter = half.lowHalf
-    quarter.replace(with: half.highHalf, where: half.highHalf .< quarter)
-    return Swift.min(Swift.min(quarter[0], quarter[1]), Swift.min(quarter[2], quarter[3]))
-}
-
-/// The largest lane of `v`.
-@inline(__always)
-fileprivate func largestLane(_ v: SIMD8<Int32>) -> Int32 {
-    var half = v.lowHalf
-    half.replace(with: v.highHalf, where: half .< v.highHalf)
-    return Swift.max(Swift.max(half[0], half[1]), Swift.max(half[2], half[3]))
-}
-
-/// The smallest lane of `v`.
-@inline(__always)
-fileprivate func smallestLane(_ v: SIMD8<Int32>) -> Int32 {
-    var half = v.lowHalf
-    half.replace(with: v.highHalf, where: v.highHalf .< half)
-    return Swift.min(Swift.min(half[0], half[1]), Swift.min(half[2], half[3]))
 }

@@ -2,7 +2,7 @@ import AudioFormat
 import Encoding
 import Loudness
 
-/// The loudness of each file of one output (EBU R128 / ITU-R BS.1770, with libebur128): a meter per
+/// The loudness of each file of one output (EBU R128 / ITU-R BS.1770, `LoudnessMeter`): a meter per
 /// file, fed as the audio passes on its way to the codec (`MeasuredEncoder`), so each file gets its
 /// own track gain and the recording its overall figures without a second pass.
 ///
@@ -11,7 +11,7 @@ import Loudness
 final class LoudnessLedger: @unchecked Sendable {
     private let format: PCMFormat
     private let layout: ChannelLayout?
-    /// One meter per file, in the order of the files; a meter libebur128 could not set up is left
+    /// One meter per file, in the order of the files; a meter the format has none for is left
     /// out of the figures (and its file keeps its placeholders).
     private(set) var meters: [LoudnessMeter?] = []
 
@@ -36,7 +36,7 @@ final class LoudnessLedger: @unchecked Sendable {
 }
 
 /// A codec whose input is measured on its way in. `encode` adds the meter's pass over the samples
-/// (no allocation: libebur128 in histogram mode, see `LoudnessMeter`).
+/// (no allocation: see `LoudnessMeter`).
 final class MeasuredEncoder: AudioEncoder {
     private let codec: any AudioEncoder
     private let meter: LoudnessMeter

@@ -2,7 +2,7 @@ import AudioFormat
 import Foundation
 import Testing
 
-/// The loudness hark measures as it records (EBU R128 with libebur128) against ffmpeg's `ebur128`
+/// The loudness hark measures as it records (EBU R128) against ffmpeg's `ebur128`
 /// filter on the same audio: in the summary line, the access log, FLAC's ReplayGain tags, Opus's
 /// R128_TRACK_GAIN and WAV's bext chunk, within 0.1 LU (plus the 0.05 of ffmpeg's one decimal).
 @Suite struct LoudnessOutputTests {

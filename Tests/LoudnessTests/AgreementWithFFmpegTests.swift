@@ -2,7 +2,7 @@ import AudioFormat
 import Loudness
 import Testing
 
-/// hark's meter (libebur128, and hark's own true peak) against FFmpeg's `ebur128` filter, an
+/// hark's meter against FFmpeg's `ebur128` filter, an
 /// independent implementation, on the same S16 PCM. Each test prints both readings and their
 /// differences.
 ///

@@ -7,8 +7,7 @@ import Glibc
 
 @Suite struct LoudnessMeterTests {
     /// EBU Tech 3341's first case: a 1 kHz sine at −23 dBFS peak in both channels reads
-    /// −23.0 LUFS, ±0.1 LU (the tolerance Tech 3341 gives; libebur128's histogram puts −23.0 on a
-    /// bin edge, so it reads −23.05 or −22.95).
+    /// −23.0 LUFS, ±0.1 LU (the tolerance Tech 3341 gives).
     @Test func tech3341SineAtMinus23DBFSReadsMinus23LUFS() throws {
         let measurement = try measured(TestSignal.bytes(TestSignal.sine(peakDBFS: -23, seconds: 20), as: .s16LE),
                                        format: .s16())
@@ -102,7 +101,7 @@ import Glibc
         #expect(lfe.integratedLoudness == nil)
         #expect(lfe.samplePeak > 0)
 
-        // Without a layout, six channels are 5.1 (libebur128's default): surrounds weighted 1.41.
+        // Without a layout, six channels are 5.1 (WAVE's default order): surrounds weighted 1.41.
         let fiveOne = try measured(
             TestSignal.bytes(TestSignal.scaled(TestSignal.sine(peakDBFS: -20, seconds: 4, channels: 6),
                                                channelGains: [0, 0, 0, 0, 1, 1]), as: .s16LE),

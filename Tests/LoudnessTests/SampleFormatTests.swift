@@ -2,9 +2,9 @@ import AudioFormat
 import Loudness
 import Testing
 
-/// Every capture format reaches libebur128 as the same signal: S16 and S32 directly (`_short`,
-/// `_int`), S24 shifted into 32-bit samples (`_int`), float directly (`_float`). The test signal
-/// is 16-bit, exact in every format, so the readings should agree to rounding.
+/// Every capture format reaches the filters as the same signal: S16 and S32 directly, S24 shifted
+/// into 32-bit samples, float directly. The test signal is 16-bit, exact in every format, so the
+/// readings should agree to rounding.
 @Suite struct SampleFormatTests {
     static let tolerance = 1e-9
 
@@ -39,7 +39,7 @@ import Testing
     }
 
     /// Input that is not aligned for its sample type (a byte buffer at an odd address) is copied
-    /// before libebur128 reads it, and measures the same.
+    /// before the filters read it, and measures the same.
     @Test(arguments: [SampleFormat.s16LE, .s32LE])
     func unalignedInputMeasuresTheSame(_ sampleFormat: SampleFormat) throws {
         let format = PCMFormat(sampleFormat: sampleFormat, channels: 2, sampleRate: 48_000)

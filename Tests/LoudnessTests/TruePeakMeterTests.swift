@@ -172,7 +172,7 @@ import Glibc
         }
     }
 
-    /// Every sample format is normalised as libebur128 normalises it: the same peak from each.
+    /// Every sample format is normalised alike (`MeasuredSample`): the same peak from each.
     @Test func formatsMeasureAlike() {
         let samples = Self.risingNoise(seconds: 0.5)
         let reference = Self.meter(samples).peak

@@ -1,7 +1,7 @@
 import Foundation
 
-/// FFmpeg's `ebur128` filter as the reference meter: its own BS.1770 implementation (not
-/// libebur128), so agreement checks hark's use of libebur128 against an independent one.
+/// FFmpeg's `ebur128` filter as a reference meter: its own BS.1770 implementation, independent of
+/// hark's and of libebur128 (the other reference, `LibEBUR128Reference`).
 ///
 /// FFmpeg prints its summary with one decimal, so every comparison allows 0.05 for that rounding
 /// on top of the tolerance it states.

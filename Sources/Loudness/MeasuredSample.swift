@@ -1,0 +1,156 @@
+/// A sample type the loudness meter reads (S16, S32 and S24 shifted into 32 bits, float): its
+/// value as a fraction of full scale, in `Float` for the true-peak filter and in `Double` for the
+/// K-weighting filter, and a fast largest |x|.
+///
+/// Normalisation is BS.1770's and every meter's (libebur128, FFmpeg): 16-bit / 32,768, 32-bit /
+/// 2^31, float as it is.
+protocol MeasuredSample {
+    /// The sample as a fraction of full scale, rounded to `Float`.
+    static func normalised(_ sample: Self) -> Float
+    /// The sample as a fraction of full scale, exact (every sample type here fits a `Double`).
+    static func fraction(_ sample: Self) -> Double
+    /// The largest `normalised` magnitude among `count` samples (0 for none); at least that of
+    /// every one of them, as `normalised` rounds it.
+    static func largestMagnitude(_ samples: UnsafePointer<Self>, count: Int) -> Float
+}
+
+extension Int16: MeasuredSample {
+    @inline(__always)
+    static func normalised(_ sample: Int16) -> Float { Float(sample) * (1 / 32_768) }
+
+    @inline(__always)
+    static func fraction(_ sample: Int16) -> Double { Double(sample) * (1 / 32_768) }
+
+    @inline(__always)
+    static func largestMagnitude(_ samples: UnsafePointer<Int16>, count: Int) -> Float {
+        let raw = UnsafeRawPointer(samples)
+        var high = SIMD16<Int16>(repeating: 0), low = SIMD16<Int16>(repeating: 0)
+        var index = 0
+        while index + 16 <= count {
+            let vector = raw.loadUnaligned(fromByteOffset: 2 * index, as: SIMD16<Int16>.self)
+            high.replace(with: vector, where: high .< vector)
+            low.replace(with: vector, where: vector .< low)
+            index += 16
+        }
+        var largest = Swift.max(Int32(largestLane(high)), -Int32(smallestLane(low)))
+        while index < count {
+            largest = Swift.max(largest, abs(Int32(samples[index])))
+            index += 1
+        }
+        return Float(largest) * (1 / 32_768)
+    }
+}
+
+extension Int32: MeasuredSample {
+    @inline(__always)
+    static func normalised(_ sample: Int32) -> Float { Float(sample) * (1 / 2_147_483_648) }
+
+    @inline(__always)
+    static func fraction(_ sample: Int32) -> Double { Double(sample) * (1 / 2_147_483_648) }
+
+    @inline(__always)
+    static func largestMagnitude(_ samples: UnsafePointer<Int32>, count: Int) -> Float {
+        let raw = UnsafeRawPointer(samples)
+        var high = SIMD8<Int32>(repeating: 0), low = SIMD8<Int32>(repeating: 0)
+        var index = 0
+        while index + 8 <= count {
+            let vector = raw.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Int32>.self)
+            high.replace(with: vector, where: high .< vector)
+            low.replace(with: vector, where: vector .< low)
+            index += 8
+        }
+        var largest = Swift.max(Int64(largestLane(high)), -Int64(smallestLane(low)))
+        while index < count {
+            largest = Swift.max(largest, abs(Int64(samples[index])))
+            index += 1
+        }
+        // Rounds as `normalised` does (monotonically), so never below any sample's value.
+        return Float(largest) * (1 / 2_147_483_648)
+    }
+}
+
+extension Float: MeasuredSample {
+    @inline(__always)
+    static func normalised(_ sample: Float) -> Float { sample }
+
+    @inline(__always)
+    static func fraction(_ sample: Float) -> Double { Double(sample) }
+
+    @inline(__always)
+    static func largestMagnitude(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+        let raw = UnsafeRawPointer(samples)
+        var largest = SIMD8<Float>()
+        var index = 0
+        while index + 8 <= count {
+            let vector = raw.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
+            largest = lanesMax(largest, lanesAbs(vector))
+            index += 8
+        }
+        var result = largestLane(largest)
+        while index < count {
+            result = max(result, abs(samples[index]))
+            index += 1
+        }
+        return result
+    }
+}
+
+// Vector helpers that compile to a few instructions: the standard library's `pointwiseMax` and
+// `max()` for float vectors go element by element through `Float.maximum` (NaN rules), out of line.
+
+/// |v|, lane by lane (the sign bit cleared).
+@inline(__always)
+func lanesAbs(_ v: SIMD8<Float>) -> SIMD8<Float> {
+    unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+}
+
+/// The larger of `a` and `b`, lane by lane (no NaNs here).
+@inline(__always)
+func lanesMax(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+    a.replacing(with: b, where: a .< b)
+}
+
+/// The largest lane of `v` (no NaNs here).
+@inline(__always)
+func largestLane(_ v: SIMD8<Float>) -> Float {
+    let half = lanesMax(v, SIMD8(lowHalf: v.highHalf, highHalf: v.lowHalf))
+    var result = half[0]
+    for lane in 1..<4 where half[lane] > result { result = half[lane] }
+    return result
+}
+
+/// The largest lane of `v`.
+@inline(__always)
+func largestLane(_ v: SIMD16<Int16>) -> Int16 {
+    var half = v.lowHalf
+    half.replace(with: v.highHalf, where: half .< v.highHalf)
+    var quarter = half.lowHalf
+    quarter.replace(with: half.highHalf, where: quarter .< half.highHalf)
+    return Swift.max(Swift.max(quarter[0], quarter[1]), Swift.max(quarter[2], quarter[3]))
+}
+
+/// The smallest lane of `v`.
+@inline(__always)
+func smallestLane(_ v: SIMD16<Int16>) -> Int16 {
+    var half = v.lowHalf
+    half.replace(with: v.highHalf, where: v.highHalf .< half)
+    var quarter = half.lowHalf
+    quarter.replace(with: half.highHalf, where: half.highHalf .< quarter)
+    return Swift.min(Swift.min(quarter[0], quarter[1]), Swift.min(quarter[2], quarter[3]))
+}
+
+/// The largest lane of `v`.
+@inline(__always)
+func largestLane(_ v: SIMD8<Int32>) -> Int32 {
+    var half = v.lowHalf
+    half.replace(with: v.highHalf, where: half .< v.highHalf)
+    return Swift.max(Swift.max(half[0], half[1]), Swift.max(half[2], half[3]))
+}
+
+/// The smallest lane of `v`.
+@inline(__always)
+func smallestLane(_ v: SIMD8<Int32>) -> Int32 {
+    var half = v.lowHalf
+    half.replace(with: v.highHalf, where: v.highHalf .< half)
+    return Swift.min(Swift.min(half[0], half[1]), Swift.min(half[2], half[3]))
+}
