@@ -8,7 +8,8 @@ import Glibc
 /// Invariants: `truePeak >= samplePeak >= 0`, both linear with 1.0 at digital full scale (a true
 /// peak may exceed 1.0); `loudnessRange` is non-nil only when `integratedLoudness` is.
 ///
-/// Integrated loudness is exact but for the blocks within 0.05 LU of the relative gate
+/// Integrated loudness is that of an unbinned computation but for the blocks within 0.05 LU of the
+/// relative gate, each of which can move it by about 3.9 / (n − 1) LU for n blocks gated in
 /// (`GatingBlockHistogram`; EBU Tech 3341 allows ±0.1 LU). The range is within 0.01 LU
 /// (`LoudnessRangeHistogram`).
 public struct LoudnessMeasurement: Sendable, Equatable {

@@ -117,8 +117,13 @@ import Glibc
         #expect(abs(stereo - mono - 10 * log10(2)) < 0.1)
     }
 
-    @Test func formatsLibebur128CannotMeasureGiveNoMeter() {
+    /// More than 64 channels, a rate under 3,400 Hz (the K-weighting's shelf would lie above
+    /// Nyquist) or over 2,822,400 Hz: no meter, and the recording goes on unmeasured.
+    @Test func formatsOutsideTheMetersRangeGiveNoMeter() {
         #expect(LoudnessMeter(format: .s16(channels: 65)) == nil)
+        #expect(LoudnessMeter(format: .s16(channels: 64)) != nil)
+        #expect(LoudnessMeter(format: .s16(rate: 3_399)) == nil)
+        #expect(LoudnessMeter(format: .s16(rate: 3_400)) != nil)
         #expect(LoudnessMeter(format: .s16(rate: 3_000_000)) == nil)
     }
 }

@@ -38,6 +38,21 @@ import Testing
         }
     }
 
+    /// Mono and five channels (the last vector lane unused), with digital silence in between (the
+    /// K-weighting's state flushed to zero at a step): still the same whatever the pieces.
+    @Test(arguments: [1, 5])
+    func pieceSizeDoesNotMatterWithSilenceAndOddChannelCounts(_ channels: Int) throws {
+        let format = PCMFormat.s16(channels: channels)
+        let sound = TestSignal.music(seconds: 1.5, channels: channels)
+        let samples = sound + [Int16](repeating: 0, count: channels * 48_000 * 2) + sound
+        let bytes = TestSignal.bytes(samples, as: .s16LE)
+        let whole = try measured(bytes, format: format, pieceFrames: samples.count / channels)
+        #expect(whole.integratedLoudness != nil)
+        for pieceFrames in [1, 333, 4800, 4801] {
+            #expect(try measured(bytes, format: format, pieceFrames: pieceFrames) == whole, "pieces of \(pieceFrames)")
+        }
+    }
+
     /// Input that is not aligned for its sample type (a byte buffer at an odd address) is copied
     /// before the filters read it, and measures the same.
     @Test(arguments: [SampleFormat.s16LE, .s32LE])

@@ -5,9 +5,8 @@ import CEBUR128
 ///
 /// The mode is libebur128's exact one: integrated loudness over a list of every 400 ms gating
 /// block (`EBUR128_MODE_I` without `_HISTOGRAM`, which `malloc`s a list entry per block, fine in a
-/// test), the sample peak, and momentary loudness, whose 400 ms buffer
-/// `loudness(ofLastMilliseconds:)` reads. Channels take libebur128's default map (L, R, C, LFE
-/// left out, Ls, Rs), which is hark's for one, two and six channels.
+/// test) and the sample peak. Channels take libebur128's default map (L, R, C, LFE left out, Ls,
+/// Rs), which is hark's for one, two and six channels.
 ///
 /// libebur128 1.2.6 (Debian 12's `libebur128-1 1.2.6-1+b1`) runs the K-weighting as one
 /// fourth-order filter (the two stages' product) in `double`; hark runs the two stages one after
@@ -41,14 +40,6 @@ final class LibEBUR128Reference {
         var value = -Double.infinity
         _ = ebur128_loudness_global(handle, &value)
         return value.isFinite ? value : nil
-    }
-
-    /// The loudness of the last `milliseconds` (at most 400) of audio added, in LUFS; −∞ for silence.
-    func loudness(ofLastMilliseconds milliseconds: Int) -> Double {
-        var value = -Double.infinity
-        let result = ebur128_loudness_window(handle, UInt(milliseconds), &value)
-        precondition(result == Int32(EBUR128_SUCCESS.rawValue), "ebur128_loudness_window failed: \(result)")
-        return value
     }
 
     /// The largest absolute sample over all channels, linear.
