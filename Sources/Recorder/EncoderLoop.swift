@@ -135,13 +135,12 @@ final class EncoderLoop: @unchecked Sendable {
     private func drainRing() throws(EncoderError) {
         while true {
             // Ring frames up to the next gap, then the gap, then on.
-            let gap = silence?.next
-            if let gap, gap.position == ringFramesConsumed {
+            let (gap, maxFrames) = nextGap(afterFrames: ringFramesConsumed)
+            if let gap, maxFrames == 0 {
                 try encodeSilence(frames: gap.frames)
                 silence?.removeNext()
                 continue
             }
-            let maxFrames = gap.map { $0.position - ringFramesConsumed } ?? ring.capacityFrames
             let consumed = try ring.withReadableRegions(maxFrames: maxFrames) { regions throws(EncoderError) in
                 let frames = framesUnderLimit(available: regions.frameCount)
                 guard frames > 0 else { return 0 }  // empty, or at the size limit: the output is done
@@ -162,6 +161,23 @@ final class EncoderLoop: @unchecked Sendable {
             framesEncoded.add(consumed, ordering: .relaxed)
             bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         }
+    }
+
+    /// The next gap of silence not yet encoded, and how many ring frames may be taken from
+    /// `position` (the frames already taken from the ring) before it: the frames readable now, or
+    /// fewer when the gap comes first; 0 with a gap means the gap is due.
+    ///
+    /// Memory ordering: the ring's fill is read first (an acquire of its write index), then the
+    /// schedule. The capture thread schedules a gap at position P before it commits any frame
+    /// after P, so a frame after P that this fill includes was committed after the gap was
+    /// scheduled, and the schedule read next shows the gap. Read the other way round, a gap
+    /// scheduled between the two reads went unseen while the frames after it were taken, and the
+    /// encoder ran past the gap (a crash seen under load in `padOverrunsFillsAnOverrunWithExactlyItsSilence`).
+    func nextGap(afterFrames position: Int) -> (gap: SilenceSchedule.Gap?, framesBefore: Int) {
+        let readable = ring.readableFrames
+        guard let gap = silence?.next else { return (nil, readable) }
+        precondition(gap.position >= position, "a gap at frame \(gap.position) was passed (now at \(position))")
+        return (gap, min(readable, gap.position - position))
     }
 
     /// Encodes whole frames taken from the ring, under the size limit, and counts them. Returns

@@ -86,13 +86,13 @@ final class SoundGatedDrain: @unchecked Sendable {
     func drain(_ loop: EncoderLoop) throws(EncoderError) {
         let ring = loop.ring
         while !hasStopped, !loop.sizeLimitReached.load(ordering: .relaxed) {
-            let gap = loop.silence?.next
+            // The ring's fill before the schedule (`EncoderLoop.nextGap` says why).
+            let (gap, maxFrames) = loop.nextGap(afterFrames: loop.ringFramesConsumed)
             if let gap, gap.position == loop.ringFramesConsumed + measuredAhead {
                 try passGap(frames: gap.frames, loop)
                 loop.silence?.removeNext()
                 continue
             }
-            let maxFrames = gap.map { $0.position - loop.ringFramesConsumed } ?? ring.capacityFrames
             var measuredNew = false
             let consumed = try ring.withReadableRegions(maxFrames: maxFrames) { regions throws(EncoderError) -> Int in
                 guard regions.frameCount > measuredAhead else { return 0 }
