@@ -30,14 +30,17 @@ struct GatingBlockHistogram: ~Copyable {
     static let absoluteGate = -70.0
     /// −70 to +30 LUFS.
     static let binCount = 100 * binsPerLU
-    /// The absolute gate as an energy: an instance constant, so that `addStep` never runs a
-    /// global's one-time initialisation on the measuring thread.
-    private let absoluteGateEnergy = LoudnessRangeHistogram.energy(ofLoudness: GatingBlockHistogram.absoluteGate)
+    /// The absolute gate as an energy, 10^((−70 + 0.691) / 10), as a literal: a global with a
+    /// literal value is set at load time, so `addStep` never runs a one-time initialisation on the
+    /// measuring thread (`gateEnergyIsTheAbsoluteGate` checks the value).
+    static let absoluteGateEnergy = 1.1724653045822981e-07
 
     private let counts: UnsafeMutablePointer<UInt32>
     private let energies: UnsafeMutablePointer<Double>
-    /// The last four step energies, step `n` at `n % 4`.
-    private var lastSteps = SIMD4<Double>()
+    /// The last four step energies, step `n` at `n % 4`. (Memory of its own rather than a
+    /// `SIMD4<Double>`: Swift 6.3.1 crashes compiling the vector's subscript with `-O` under
+    /// ThreadSanitizer, "Invalid bitcast".)
+    private let lastSteps: UnsafeMutablePointer<Double>
     private var stepCount = 0
 
     init() {
@@ -45,18 +48,21 @@ struct GatingBlockHistogram: ~Copyable {
         counts.initialize(repeating: 0, count: Self.binCount)
         energies = .allocate(capacity: Self.binCount)
         energies.initialize(repeating: 0, count: Self.binCount)
+        lastSteps = .allocate(capacity: Self.stepsPerBlock)
+        lastSteps.initialize(repeating: 0, count: Self.stepsPerBlock)
     }
 
     deinit {
         counts.deallocate()
         energies.deallocate()
+        lastSteps.deallocate()
     }
 
     /// Forgets every block, without allocating.
     mutating func reset() {
         counts.update(repeating: 0, count: Self.binCount)
         energies.update(repeating: 0, count: Self.binCount)
-        lastSteps = .zero
+        lastSteps.update(repeating: 0, count: Self.stepsPerBlock)
         stepCount = 0
     }
 
@@ -66,8 +72,8 @@ struct GatingBlockHistogram: ~Copyable {
         lastSteps[stepCount % Self.stepsPerBlock] = energy
         stepCount += 1
         guard stepCount >= Self.stepsPerBlock else { return }
-        let block = lastSteps.sum() / Double(Self.stepsPerBlock)
-        guard block >= absoluteGateEnergy else { return }
+        let block = (lastSteps[0] + lastSteps[1] + lastSteps[2] + lastSteps[3]) / Double(Self.stepsPerBlock)
+        guard block >= Self.absoluteGateEnergy else { return }
         let bin = LoudnessRangeHistogram.bin(of: LoudnessRangeHistogram.loudness(ofEnergy: block),
                                              bottom: Self.absoluteGate, binsPerLU: Self.binsPerLU, binCount: Self.binCount)
         counts[bin] &+= 1
