@@ -32,14 +32,14 @@ struct GatingBlockHistogram: ~Copyable {
     static let binCount = 100 * binsPerLU
     /// The absolute gate as an energy, 10^((−70 + 0.691) / 10), as a literal: a global with a
     /// literal value is set at load time, so `addStep` never runs a one-time initialisation on the
-    /// measuring thread (`gateEnergyIsTheAbsoluteGate` checks the value).
+    /// measuring thread (`gateEnergyIsTheAbsoluteGate` checks the value). (Computed into an
+    /// instance property instead, it made Swift 6.3.1 crash compiling this file with `-O` under
+    /// ThreadSanitizer: "Invalid bitcast".)
     static let absoluteGateEnergy = 1.1724653045822981e-07
 
     private let counts: UnsafeMutablePointer<UInt32>
     private let energies: UnsafeMutablePointer<Double>
-    /// The last four step energies, step `n` at `n % 4`. (Memory of its own rather than a
-    /// `SIMD4<Double>`: Swift 6.3.1 crashes compiling the vector's subscript with `-O` under
-    /// ThreadSanitizer, "Invalid bitcast".)
+    /// The last four step energies, step `n` at `n % 4`.
     private let lastSteps: UnsafeMutablePointer<Double>
     private var stepCount = 0
 
