@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "AudioFormat"),
         .target(name: "RingBuffer"),
         .target(name: "Realtime"),
-        .target(name: "RecordPermission"),
+        .target(name: "RecordPermission", dependencies: ["CLinux"]),
         .target(name: "SoundServer", dependencies: ["CPulse"]),
         .target(name: "SignalGenerator", dependencies: ["AudioFormat"]),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),

@@ -13,4 +13,9 @@ extern ssize_t copy_file_range(int fd_in, __off64_t *off_in, int fd_out, __off64
 static const int hark_seek_data = 3;  // SEEK_DATA in glibc's <unistd.h>
 static const int hark_seek_hole = 4;  // SEEK_HOLE
 
+// posix_spawn_file_actions_addclosefrom_np (glibc 2.34): the desktop-switch helper is started
+// with nothing open but its three standard descriptors, whatever its parent holds.
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
 #endif

@@ -1,3 +1,4 @@
+import CLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -142,6 +143,12 @@ public final class DesktopPrivacySwitch: Sendable {
         posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO)
         // GLib's warnings are not hark's one-line messages.
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // Nothing else: the helper lives as long as the recording, and a copy of a descriptor its
+        // parent did not mark close-on-exec (a pipe or socket the parent's own parent waits on to
+        // close, as Foundation's `Process` does for each child) would keep that open as long. An
+        // app embedding the gate, with its own children, was kept from seeing them exit (a hung
+        // test run: PermissionSettingsTests' writers beside RecordPermissionTests' in-process gate).
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -19,6 +19,21 @@ import Testing
         }
     }
 
+    /// The helper lives as long as the recording, so it must hold nothing of its parent's but its
+    /// three standard descriptors: a copy of a pipe or socket the parent's own parent waits on
+    /// (Foundation's `Process` watches one per child) would stay open as long. The stand-in
+    /// reads "off" if it inherited a descriptor the test left open without close-on-exec.
+    @Test func theHelperInheritsNoDescriptorButItsStandardThree() throws {
+        let opened = open("/dev/null", O_RDONLY)  // not close-on-exec
+        try #require(opened >= 0)
+        let inherited: Int32 = 200
+        try #require(dup2(opened, inherited) == inherited)
+        close(opened)
+        defer { close(inherited) }
+        let reading = reader("if [ -e /proc/self/fd/\(inherited) ]; then printf 1; else printf 0; fi; cat >/dev/null").reading()
+        #expect(reading == .microphoneOn, "the helper inherited descriptor \(inherited)")
+    }
+
     @Test func aMissingOrSilentHelperIsUnreadableAndDoesNotRestrict() throws {
         let missing = DesktopPrivacySwitch(helperPath: nil, schemasMayExist: { true })
         #expect(missing.reading() == .unreadable("hark-privacy-switch is not installed beside hark"))
