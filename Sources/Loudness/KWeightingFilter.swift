@@ -26,8 +26,9 @@ import Glibc
 /// reaches subnormal numbers, which cost a hundred times more per operation: the shelf's after
 /// about 95 ms at any rate (its poles' radius is 0.856 a sample at 48 kHz), the high-pass's after
 /// seconds. `takeWeightedSum` sets state below 1e-20 (400 dB below full scale) to zero every
-/// 100 ms of the stream, so at most the last 5 ms of a step can run on subnormal numbers after
-/// silence begins: microseconds of CPU. (The flush follows the stream's steps, not the calls, so
+/// 100 ms of the stream. The shelf's state falls under 1e-20 about 6 ms into silence, so a flush
+/// later than that zeroes it; one sooner leaves it until the next, by when it has run about
+/// 10 ms on subnormal numbers at most: microseconds of CPU once per silence. (The flush follows the stream's steps, not the calls, so
 /// the result does not depend on how the audio is cut.)
 ///
 /// Memory: 112 bytes per pair of channels, allocated in `init`; `add`, `takeWeightedSum` and

@@ -51,31 +51,6 @@ import Testing
         #expect(try runHark(["permissions", "log", "--since", "yesterday-ish"], rig: rig).status == 64)
     }
 
-    /// How long hark took from a revocation to a finished file, by the kernel's timestamps rather
-    /// than this test's clock (which would add hark's fsync, its access log, its exit, a sanitizer's
-    /// leak check at exit, and this process's own scheduling on a loaded machine):
-    ///
-    /// - from the revocation stamp's ctime: when `permissions deny`/`reset` renamed the new token
-    ///   into place (`SecureFile.replaceAtomically`; a rename sets the ctime), which is what an
-    ///   "Allow Once" recording watches. A reset's removal of the store, which already revokes a
-    ///   stored consent, comes a few fsyncs earlier: that only makes the figure smaller (even
-    ///   negative, when those fsyncs are slow);
-    /// - to the output's mtime: hark's last write to it is the finished header (STREAMINFO with the
-    ///   total and the MD5, the seek table), after the capture stopped and the ring was drained
-    ///   and encoded. Nothing is written to it after that.
-    ///
-    /// Both are the kernel's coarse real-time clock: the difference may be off by a tick (≤ 10 ms),
-    /// nothing beside the second the promise allows, so the bound has no slack for it.
-    func stopReaction(_ rig: ALSATestRig, output: String) throws -> Double {
-        var info = stat()
-        guard stat(output, &info) == 0 else { throw TestRigError("cannot stat \(output)") }
-        let finished = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        let stamp = rig.directory.appendingPathComponent("config/hark/permissions/.dev.hark.cli.microphone.revoked").path
-        guard stat(stamp, &info) == 0 else { throw TestRigError("cannot stat \(stamp)") }
-        let revoked = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
-        return finished - revoked
-    }
-
     @Test func revokingDuringAPacedRecordingStopsItWithinASecond() throws {
         let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
@@ -86,7 +61,7 @@ import Testing
         #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
         let result = recording.wait(timeout: 10)
         #expect(result.status == 77)
-        let reaction = try stopReaction(rig, output: output)
+        let reaction = try revocationStopDelay(rig, output: output)
         print("AccessLogTests: a finished file \(reaction) s after the reset (its stamp's ctime to the output's mtime)")
         #expect(reaction < 1, "the file was finished \(reaction) s after the reset")
         #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
@@ -114,7 +89,7 @@ import Testing
         #expect(try runHark(["permissions", "reset", "microphone"], rig: rig).status == 0)
         let result = once.finish(timeout: 10)
         #expect(result.status == 77, "\(result.screen)")
-        let reaction = try stopReaction(rig, output: output)
+        let reaction = try revocationStopDelay(rig, output: output)
         print("AccessLogTests: a finished file \(reaction) s after the reset of an Allow Once recording")
         #expect(reaction < 1, "the file was finished \(reaction) s after the reset")
         #expect(result.screen.contains("microphone access was revoked"))

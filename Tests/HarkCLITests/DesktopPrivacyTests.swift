@@ -60,7 +60,7 @@ import Testing
         let result = recording.wait(timeout: 10)
         #expect(result.status == 77, "\(result.standardError)")
         #expect(result.errorLines.last == "hark: microphone access was turned off in the desktop's privacy settings; the recording was stopped and finalized")
-        // By the kernel's clocks, as AccessLogTests.stopReaction: the keyfile's change (gsettings
+        // By the kernel's clocks, as `revocationStopDelay`: the keyfile's change (gsettings
         // writes a new file and renames it into place) to the finished output's last write.
         var info = stat()
         try #require(stat(output, &info) == 0)

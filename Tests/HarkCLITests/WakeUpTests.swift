@@ -22,27 +22,45 @@ import Testing
         return result
     }
 
-    @Test func aQuietRecordingSleepsUntilSomethingHappens() throws {
+    /// A paced 15 s recording to `name` in a new rig (with `environment` added), running once its
+    /// first FLAC audio is written; stderr is a file, so there is no status line. Keep the rig
+    /// alive while the recording runs: its PulseAudio and files go with it.
+    static func startQuietRecording(_ name: String, environment: [String: String] = [:])
+        throws -> (rig: ALSATestRig, recording: RunningProcess, output: String) {
         let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
         let signal = TestSignal(format: format, frames: 20 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
-        let output = rig.path("sleepy.flac")
-        // stderr is a file, so there is no status line; the default period is 125 ms.
+        rig.extraEnvironment.merge(environment) { _, new in new }
+        let output = rig.path(name)
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "15", "-o", output], rig: rig)
         try OutputGrowth.waitForFLACAudio(output, seconds: 1)
-        let before = Self.timeslices(recording.pid)
+        return (rig, recording, output)
+    }
+
+    /// Each thread's timeslices over `microseconds` of `pid`'s life, and the seconds that took.
+    static func timeslices(of pid: pid_t, over microseconds: useconds_t) -> (runs: [String: Int], seconds: Double) {
+        let before = timeslices(pid)
         let start = Date()
-        usleep(4_000_000)
-        let after = Self.timeslices(recording.pid)
-        let seconds = Date().timeIntervalSince(start)
+        usleep(microseconds)
+        let after = timeslices(pid)
+        let names = Set(after.keys).union(before.keys)
+        let runs = Dictionary(uniqueKeysWithValues: names.map { ($0, (after[$0] ?? 0) - (before[$0] ?? 0)) })
+        return (runs, Date().timeIntervalSince(start))
+    }
+
+    @Test func aQuietRecordingSleepsUntilSomethingHappens() throws {
+        // The default period is 125 ms.
+        let (rig, recording, _) = try Self.startQuietRecording("sleepy.flac")
+        let (runs, seconds) = Self.timeslices(of: recording.pid, over: 4_000_000)
         recording.send(SIGINT)
-        let result = recording.wait(timeout: TestLoad.seconds(30))
+        // The rig (its PulseAudio, its files) must outlive the recording.
+        let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
         #expect(result.status == 0, "\(result.standardError)")
-        let session = (after["hark"] ?? 0) - (before["hark"] ?? 0)
-        let encoder = (after["hark-encode"] ?? 0) - (before["hark-encode"] ?? 0)
+        let session = runs["hark"] ?? 0
+        let encoder = runs["hark-encode"] ?? 0
         print("WakeUpTests: over \(String(format: "%.2f", seconds)) s the session thread ran \(session) times, the encoder thread \(encoder)")
-        #expect(before["hark-encode"] != nil && before["hark-capture"] != nil, "the threads are named: \(before)")
+        #expect(runs["hark-encode"] != nil && runs["hark-capture"] != nil, "the threads are named: \(runs)")
         // Nothing happened: at most one wake-up a second (the promise; here it is none).
         #expect(session <= Int(seconds.rounded(.up)), "session thread: \(session) timeslices in \(seconds) s")
         // A file is written in batches of two periods: at most one wake-up a period.
@@ -53,20 +71,9 @@ import Testing
     /// instead (#16's fallback): its thread then does wake, and a revocation still stops the
     /// recording within a second. Debug builds take `HARK_DEBUG_NO_INOTIFY` to run that path.
     @Test func withoutInotifyTheSessionPollsAndARevocationStillStopsItWithinASecond() throws {
-        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
-        let signal = TestSignal(format: format, frames: 20 * 48_000)
-        let rig = try ALSATestRig(input: signal.alsaBytes)
-        try rig.startPulseAudio()
-        rig.extraEnvironment["HARK_DEBUG_NO_INOTIFY"] = "1"
-        let output = rig.path("polled.flac")
-        let recording = try startHark(["record", "-D", "pacedcap", "-d", "15", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
-        let before = Self.timeslices(recording.pid)
-        let start = Date()
-        usleep(3_000_000)
-        let after = Self.timeslices(recording.pid)
-        let seconds = Date().timeIntervalSince(start)
-        let session = (after["hark"] ?? 0) - (before["hark"] ?? 0)
+        let (rig, recording, output) = try Self.startQuietRecording("polled.flac", environment: ["HARK_DEBUG_NO_INOTIFY": "1"])
+        let (runs, seconds) = Self.timeslices(of: recording.pid, over: 3_000_000)
+        let session = runs["hark"] ?? 0
         print("WakeUpTests: without inotify, over \(String(format: "%.2f", seconds)) s the session thread ran \(session) times")
         // Polling twice a second: at least one look a second, whatever the load.
         #expect(session >= Int(seconds.rounded(.down)), "session thread: \(session) timeslices in \(seconds) s; is it polling?")
@@ -75,14 +82,7 @@ import Testing
         let result = recording.wait(timeout: TestLoad.seconds(30))
         #expect(result.status == 77, "\(result.standardError)")
         #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
-        // From the revocation stamp's change time to the output's last write, as AccessLogTests times it.
-        var info = stat()
-        let stamp = rig.directory.appendingPathComponent("config/hark/permissions/.dev.hark.cli.microphone.revoked").path
-        #expect(stat(stamp, &info) == 0, "no revocation stamp at \(stamp)")
-        let revoked = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
-        #expect(stat(output, &info) == 0)
-        let finished = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        let reaction = finished - revoked
+        let reaction = try revocationStopDelay(rig, output: output)
         print("WakeUpTests: without inotify, the file was finished \(reaction) s after the reset")
         #expect(reaction < 1, "the file was finished \(reaction) s after the reset")
         let decoded = try runTool("flac", ["-t", "-s", output])
