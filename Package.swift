@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "RingBuffer"),
         .target(name: "Realtime"),
         .target(name: "RecordPermission", dependencies: ["CLinux"]),
-        .target(name: "SoundServer", dependencies: ["CPulse"]),
+        .target(name: "SoundServer", dependencies: ["CPulse", "Capture", "AudioFormat", "Realtime", "RecordPermission"]),
         .target(name: "SignalGenerator", dependencies: ["AudioFormat"]),
         .target(name: "Capture", dependencies: ["CALSA", "AudioFormat", "RingBuffer", "Realtime", "RecordPermission"]),
         .target(name: "Encoding", dependencies: ["CFLAC", "COpusEnc", "AudioFormat"]),
@@ -54,7 +54,7 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Recorder",
-            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "Encoding", "RecordPermission", "Loudness", "CLinux"]
+            dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "SoundServer", "Encoding", "RecordPermission", "Loudness", "CLinux"]
         ),
         .executableTarget(
             name: "hark",

@@ -13,6 +13,7 @@
 #include <pulse/mainloop.h>
 #include <pulse/error.h>
 #include <pulse/proplist.h>
+#include <pulse/stream.h>
 #include <dlfcn.h>
 
 typedef __typeof__(&pa_mainloop_new) hark_pa_mainloop_new;
@@ -34,7 +35,29 @@ typedef __typeof__(&pa_operation_unref) hark_pa_operation_unref;
 typedef __typeof__(&pa_proplist_gets) hark_pa_proplist_gets;
 typedef __typeof__(&pa_strerror) hark_pa_strerror;
 
+// The record stream (SoundServerCapture).
+typedef __typeof__(&pa_stream_new_with_proplist) hark_pa_stream_new_with_proplist;
+typedef __typeof__(&pa_stream_connect_record) hark_pa_stream_connect_record;
+typedef __typeof__(&pa_stream_disconnect) hark_pa_stream_disconnect;
+typedef __typeof__(&pa_stream_unref) hark_pa_stream_unref;
+typedef __typeof__(&pa_stream_get_state) hark_pa_stream_get_state;
+typedef __typeof__(&pa_stream_peek) hark_pa_stream_peek;
+typedef __typeof__(&pa_stream_drop) hark_pa_stream_drop;
+typedef __typeof__(&pa_stream_readable_size) hark_pa_stream_readable_size;
+typedef __typeof__(&pa_stream_cork) hark_pa_stream_cork;
+typedef __typeof__(&pa_stream_get_buffer_attr) hark_pa_stream_get_buffer_attr;
+typedef __typeof__(&pa_stream_get_channel_map) hark_pa_stream_get_channel_map;
+typedef __typeof__(&pa_stream_update_timing_info) hark_pa_stream_update_timing_info;
+typedef __typeof__(&pa_stream_get_latency) hark_pa_stream_get_latency;
+typedef __typeof__(&pa_stream_get_device_name) hark_pa_stream_get_device_name;
+typedef __typeof__(&pa_proplist_new) hark_pa_proplist_new;
+typedef __typeof__(&pa_proplist_sets) hark_pa_proplist_sets;
+typedef __typeof__(&pa_proplist_free) hark_pa_proplist_free;
+
 // PA_INVALID_INDEX is a cast macro, which Swift does not import.
 static inline uint32_t hark_pa_invalid_index(void) { return PA_INVALID_INDEX; }
+
+// PA_RATE_MAX is a cast expression, which Swift does not import.
+static inline uint32_t hark_pa_rate_max(void) { return PA_RATE_MAX; }
 
 #endif

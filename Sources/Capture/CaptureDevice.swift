@@ -12,8 +12,9 @@ import Glibc
 /// it to the capture thread's escaping closure, which cannot consume a noncopyable value. Only one
 /// thread uses it at a time: the opener until `CaptureLoop` starts, then the capture thread.
 ///
-/// Every C call in the capture hot path is in this file.
-public final class CaptureDevice: @unchecked Sendable {
+/// Every ALSA call in the capture hot path is in this file; the sound server's own stream is
+/// `SoundServerCapture` (module SoundServer).
+public final class CaptureDevice: CaptureSource, @unchecked Sendable {
     private let pcm: OpaquePointer
     /// Preallocated once so the overrun path needs no allocation.
     private let status: OpaquePointer
@@ -75,14 +76,14 @@ public final class CaptureDevice: @unchecked Sendable {
     // MARK: Hot path (capture thread only; real-time safe)
 
     /// Starts the stream so frames accumulate from now. The corresponding C function is `snd_pcm_start`.
-    func start() -> CaptureStep {
+    public func start() -> CaptureStep {
         let result = snd_pcm_start(pcm)
         return result < 0 && result != -EBADFD ? Self.step(forError: result) : .frames(0)
     }
 
     /// Reads up to `frames` interleaved frames into `buffer` without blocking.
     /// The corresponding C function is `snd_pcm_readi`.
-    func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
         #if DEBUG
         if !injectedFaults.isEmpty, let fault = injectedFaults.takeDueFault() {
             switch fault {
@@ -122,13 +123,13 @@ public final class CaptureDevice: @unchecked Sendable {
     #endif
 
     /// Reads up to one period into scratch space whose contents are thrown away.
-    func readIntoScratch(frames: Int) -> CaptureStep {
+    public func readIntoScratch(frames: Int) -> CaptureStep {
         read(into: scratch, frames: min(frames, negotiated.periodFrames))
     }
 
     /// Sleeps until a period is readable, an error occurs, or `milliseconds` pass.
     /// The corresponding C function is `snd_pcm_wait`.
-    func waitForFrames(milliseconds: Int32) -> CaptureStep {
+    public func waitForFrames(milliseconds: Int32) -> CaptureStep {
         let result = snd_pcm_wait(pcm, milliseconds)
         return result >= 0 ? .frames(0) : Self.step(forError: result)
     }
@@ -136,7 +137,7 @@ public final class CaptureDevice: @unchecked Sendable {
     /// Measures how long the device has been overrun, then prepares and restarts it, as arecord's
     /// `xrun()` does. Returns the frames lost, or nil when the device cannot be recovered.
     /// The corresponding C functions are `snd_pcm_status` and `snd_pcm_prepare`.
-    func recoverFromOverrun() -> Int? {
+    public func recoverFromOverrun() -> Int? {
         var lost = 0
         #if DEBUG
         if let injected = injectedFaults.takeInjectedLoss() {
@@ -162,7 +163,7 @@ public final class CaptureDevice: @unchecked Sendable {
     /// Resumes after a system suspend as arecord's `suspend()` does: retry resume while the driver
     /// says "again", and prepare when resume is not supported. Returns false when the device is gone.
     /// The corresponding C functions are `snd_pcm_resume` and `snd_pcm_prepare`.
-    func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool {
+    public func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool {
         var result = snd_pcm_resume(pcm)
         while result == -EAGAIN && !shouldGiveUp() {
             var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
@@ -182,7 +183,7 @@ public final class CaptureDevice: @unchecked Sendable {
     /// the status cannot be read. An ioctl, no allocation; called once per recording, after the
     /// capture thread's first read.
     /// The corresponding C functions are `snd_pcm_status`, `…_get_htstamp` and `…_get_delay`.
-    func timeOfNextFrame() -> Int? {
+    public func timeOfNextFrame() -> Int? {
         guard snd_pcm_status(pcm, status) >= 0 else { return nil }
         let clock = MonotonicClock.nanoseconds()
         var stamp = snd_htimestamp_t()
@@ -195,7 +196,7 @@ public final class CaptureDevice: @unchecked Sendable {
     }
 
     /// Stops the stream and drops buffered frames. The corresponding C function is `snd_pcm_drop`.
-    func drop() {
+    public func drop() {
         _ = snd_pcm_drop(pcm)
     }
 
@@ -204,20 +205,9 @@ public final class CaptureDevice: @unchecked Sendable {
         case EAGAIN: .wouldBlock
         case EPIPE: .overrun
         case ESTRPIPE: .suspended
-        default: .failed(ALSAError("snd_pcm_readi", returned: result))
+        default: .failed(errno: -result)
         }
     }
-}
-
-/// The outcome of one step of the capture loop. Expected outcomes are values, not errors, so the
-/// hot path never throws (see swift-nio's `IOResult`).
-enum CaptureStep: Equatable {
-    case frames(Int)
-    case wouldBlock
-    case overrun
-    case suspended
-    /// The device failed in a way that cannot be recovered (unplugged, server gone).
-    case failed(ALSAError)
 }
 
 /// Process-wide ALSA settings.

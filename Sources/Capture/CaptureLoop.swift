@@ -4,7 +4,8 @@ import Realtime
 import Glibc
 #endif
 
-/// The capture thread's loop: device → the outputs' rings, one period at a time.
+/// The capture thread's loop: device → the outputs' rings, one period at a time. Generic over the
+/// source (ALSA's `CaptureDevice`, or the sound server's own stream), so each is called directly.
 ///
 /// Real-time rules: after `run()` starts, nothing here allocates, locks, or does file I/O; it reads
 /// the device (non-blocking, waiting in `snd_pcm_wait`) straight into the first output's ring that
@@ -15,8 +16,8 @@ import Glibc
 /// gap in each lane's schedule, which that output's encoder thread fills); any other device error
 /// ends capture with `.deviceLost`. A full ring costs only its own output frames (see `CaptureLane`),
 /// and an output that has ended is no longer fed; once every output has ended, capture stops.
-public struct CaptureLoop: Sendable {
-    public let device: CaptureDevice
+public struct CaptureLoop<Source: CaptureSource>: Sendable {
+    public let device: Source
     /// One per output, in the order the outputs were given.
     public let lanes: [CaptureLane]
     public let monitor: CaptureMonitor
@@ -26,7 +27,7 @@ public struct CaptureLoop: Sendable {
     public let stallTimeoutNanoseconds: Int
 
     public init(
-        device: CaptureDevice, lanes: [CaptureLane], monitor: CaptureMonitor,
+        device: Source, lanes: [CaptureLane], monitor: CaptureMonitor,
         frameLimit: Int?, stallTimeoutNanoseconds: Int = 5_000_000_000
     ) {
         precondition(!lanes.isEmpty, "a capture needs an output")
@@ -83,7 +84,7 @@ public struct CaptureLoop: Sendable {
         // Not wall time since the last audio: a process that was stopped (SIGSTOP, a paused VM)
         // comes back to a long gap, which is not a sign of a dead device.
         var waitedWithoutAudio = 0
-        if case .failed(let error) = device.start() { return (.deviceLost, error.code) }
+        if case .failed(let code) = device.start() { return (.deviceLost, code) }
 
         func account(lostFrames: Int) {
             accounted += lostFrames
@@ -169,8 +170,8 @@ public struct CaptureLoop: Sendable {
                 guard device.resumeAfterSuspend(shouldGiveUp: { monitor.isStopRequested }) else {
                     return (.deviceLost, ESTRPIPE)
                 }
-            case .failed(let error):
-                return (.deviceLost, error.code)
+            case .failed(let code):
+                return (.deviceLost, code)
             }
             if isDrained {
                 // Everything the source had is read: the moment to check its timeline.
@@ -178,7 +179,7 @@ public struct CaptureLoop: Sendable {
                 let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
                 if missing > 0 { account(lostFrames: missing) }
                 switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {
-                case .failed(let error): return (.deviceLost, error.code)
+                case .failed(let code): return (.deviceLost, code)
                 case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it
                 }
                 if step == .wouldBlock || step == .frames(0) {

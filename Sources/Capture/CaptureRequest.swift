@@ -3,7 +3,13 @@ import AudioFormat
 /// What the user asks a capture device for. The device may adjust period and buffer sizes;
 /// format, channels and rate must be met exactly (ALSA's plug layer converts where it can).
 public struct CaptureRequest: Sendable, Equatable {
+    /// The device's name as the user sees it, and as ALSA opens it when `route` is `.alsa`.
     public var device: String
+    /// Through what the audio comes.
+    public var route: CaptureRoute = .alsa
+    /// Which speaker each channel should be (`--channel-map`). The sound server mixes its source
+    /// into exactly these speakers; an ALSA device delivers its own order, which this only names.
+    public var channelLayout: ChannelLayout?
     public var format: PCMFormat
     /// Requested period (the unit the device delivers in), in microseconds.
     public var periodMicroseconds: Int
@@ -31,6 +37,15 @@ public struct CaptureRequest: Sendable, Equatable {
     }
 }
 
+/// Through what a recording's audio comes.
+public enum CaptureRoute: Sendable, Equatable {
+    /// An ALSA PCM, opened by name.
+    case alsa
+    /// The sound server's own record stream (libpulse; PulseAudio, or PipeWire through its
+    /// PulseAudio protocol): `source` by its name, or nil for the server's default source.
+    case soundServer(source: String?)
+}
+
 /// What the device actually agreed to.
 public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
     public let device: String
@@ -43,6 +58,16 @@ public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
     /// Whether the device's status timestamps are on CLOCK_MONOTONIC (set in its software
     /// parameters), so they can be compared with `MonotonicClock`.
     public var hasMonotonicTimestamps = false
+
+    public init(device: String, format: PCMFormat, periodFrames: Int, bufferFrames: Int,
+                channelLayout: ChannelLayout? = nil, hasMonotonicTimestamps: Bool = false) {
+        self.device = device
+        self.format = format
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+        self.channelLayout = channelLayout
+        self.hasMonotonicTimestamps = hasMonotonicTimestamps
+    }
 
     public var description: String {
         let rate = Double(format.sampleRate)

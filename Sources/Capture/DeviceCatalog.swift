@@ -58,6 +58,16 @@ extension DeviceCatalog {
 }
 
 extension DeviceCatalog {
+    /// Whether ALSA's `name` (`default` on a desktop) is the sound server's pulse plugin, so that a
+    /// recording can talk to the server itself instead. Opens nothing. Not real-time safe.
+    /// The corresponding C function is `snd_config_search_definition`.
+    public static func isSoundServerPlugin(_ name: String) -> Bool {
+        ALSALibrary.silenceErrorMessages()
+        return hark_alsa_pcm_is_pulse_plugin(name) != 0
+    }
+}
+
+extension DeviceCatalog {
     /// The index of the sound card whose id is `id` ("PCH", "Yeti"), as the sound server's
     /// `alsa.card` property gives it. The corresponding C function is `snd_card_get_index`.
     public static func cardIndex(_ id: String) -> Int? {

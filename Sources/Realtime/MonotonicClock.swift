@@ -20,4 +20,13 @@ public enum MonotonicClock {
             request = remaining
         }
     }
+
+    /// Sleeps until the clock reads `deadline` (at once when it has passed), resuming after
+    /// signals. An absolute deadline keeps a periodic sleeper on its cadence however long each turn
+    /// took. The corresponding C function is `clock_nanosleep` (TIMER_ABSTIME).
+    public static func sleep(until deadline: Int) {
+        guard deadline > 0 else { return }
+        var target = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+    }
 }

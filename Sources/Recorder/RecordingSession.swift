@@ -4,6 +4,7 @@ import Encoding
 import Realtime
 import RecordPermission
 import RingBuffer
+import SoundServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,7 @@ import Glibc
 public final class RecordingSession {
     public let configuration: RecordingConfiguration
     private let outputs: [SessionOutput]
-    private let device: CaptureDevice
+    private let device: any CaptureSource
     private let monitor = CaptureMonitor()
     private let meter: LevelMeter?
     private var captureThread: PosixThread?
@@ -61,7 +62,7 @@ public final class RecordingSession {
             throw .permissionRefused(refusal)
         }
         do {
-            device = try CaptureDevice(opening: configuration.capture, grant: grant)
+            device = try Self.open(configuration.capture, grant: grant)
         } catch {
             discardAll()
             throw .captureDevice(error)
@@ -139,8 +140,7 @@ public final class RecordingSession {
     /// Starts the encoder and capture threads and gives the output files their names.
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {
-        let loop = CaptureLoop(device: device, lanes: outputs.map(\.lane), monitor: monitor,
-                               frameLimit: configuration.frameLimit)
+        let runCapture = captureThreadBody(device)
         for output in outputs {
             do throws(ThreadStartError) {
                 try output.start()
@@ -152,7 +152,7 @@ public final class RecordingSession {
         let scheduling: ThreadScheduling
         do {
             let capture = try PosixThread(name: "hark-capture", realtimePriority: configuration.captureRealtimePriority) {
-                loop.run()
+                runCapture()
             }
             scheduling = capture.scheduling
             captureThread = consume capture
@@ -297,7 +297,27 @@ public final class RecordingSession {
     }
 
     private static func deviceFailureText(errno code: Int32) -> String {
-        code == ETIMEDOUT ? "the device stopped delivering audio" : String(cString: strerror(code))
+        switch code {
+        case ETIMEDOUT: "the device stopped delivering audio"
+        case ECONNRESET: "the sound server went away"
+        default: String(cString: strerror(code))
+        }
+    }
+
+    /// Opens what `request` names: an ALSA PCM, or a record stream of the sound server's own.
+    private static func open(_ request: CaptureRequest, grant: CaptureGrant) throws(CaptureOpenError) -> any CaptureSource {
+        switch request.route {
+        case .alsa: try CaptureDevice(opening: request, grant: grant)
+        case .soundServer(let source): try SoundServerCapture(opening: request, source: source, grant: grant)
+        }
+    }
+
+    /// The capture thread's work for this session's outputs: a loop specialised for the source's
+    /// own type (the existential is opened here, once, not on every call of the hot path).
+    private func captureThreadBody<Source: CaptureSource>(_ source: Source) -> @Sendable () -> Void {
+        let loop = CaptureLoop(device: source, lanes: outputs.map(\.lane), monitor: monitor,
+                               frameLimit: configuration.frameLimit)
+        return { loop.run() }
     }
 }
 

@@ -10,7 +10,8 @@ import Glibc
 /// peak RSS). The library is never closed, so the function pointers stay valid for the process's
 /// life; they are immutable after loading, which is why the type may cross threads.
 ///
-/// Every libpulse call hark makes goes through this file and `SoundServerConnection.swift`.
+/// Every libpulse call hark makes goes through this file, `SoundServerConnection.swift` and
+/// `SoundServerCapture.swift`.
 struct PulseLibrary: @unchecked Sendable {
     let mainloopNew: hark_pa_mainloop_new
     let mainloopFree: hark_pa_mainloop_free
@@ -30,6 +31,24 @@ struct PulseLibrary: @unchecked Sendable {
     let operationUnref: hark_pa_operation_unref
     let proplistGets: hark_pa_proplist_gets
     let strerror: hark_pa_strerror
+    // The record stream (`SoundServerCapture`).
+    let streamNew: hark_pa_stream_new_with_proplist
+    let streamConnectRecord: hark_pa_stream_connect_record
+    let streamDisconnect: hark_pa_stream_disconnect
+    let streamUnref: hark_pa_stream_unref
+    let streamGetState: hark_pa_stream_get_state
+    let streamPeek: hark_pa_stream_peek
+    let streamDrop: hark_pa_stream_drop
+    let streamReadableSize: hark_pa_stream_readable_size
+    let streamCork: hark_pa_stream_cork
+    let streamGetBufferAttr: hark_pa_stream_get_buffer_attr
+    let streamGetChannelMap: hark_pa_stream_get_channel_map
+    let streamUpdateTimingInfo: hark_pa_stream_update_timing_info
+    let streamGetLatency: hark_pa_stream_get_latency
+    let streamGetDeviceName: hark_pa_stream_get_device_name
+    let proplistNew: hark_pa_proplist_new
+    let proplistSets: hark_pa_proplist_sets
+    let proplistFree: hark_pa_proplist_free
 
     /// The loaded library, or why it could not be loaded (libpulse0 not installed).
     static let shared: Result<PulseLibrary, SoundServerError> = load()
@@ -64,7 +83,24 @@ struct PulseLibrary: @unchecked Sendable {
                 operationGetState: try symbol("pa_operation_get_state", as: hark_pa_operation_get_state.self),
                 operationUnref: try symbol("pa_operation_unref", as: hark_pa_operation_unref.self),
                 proplistGets: try symbol("pa_proplist_gets", as: hark_pa_proplist_gets.self),
-                strerror: try symbol("pa_strerror", as: hark_pa_strerror.self)
+                strerror: try symbol("pa_strerror", as: hark_pa_strerror.self),
+                streamNew: try symbol("pa_stream_new_with_proplist", as: hark_pa_stream_new_with_proplist.self),
+                streamConnectRecord: try symbol("pa_stream_connect_record", as: hark_pa_stream_connect_record.self),
+                streamDisconnect: try symbol("pa_stream_disconnect", as: hark_pa_stream_disconnect.self),
+                streamUnref: try symbol("pa_stream_unref", as: hark_pa_stream_unref.self),
+                streamGetState: try symbol("pa_stream_get_state", as: hark_pa_stream_get_state.self),
+                streamPeek: try symbol("pa_stream_peek", as: hark_pa_stream_peek.self),
+                streamDrop: try symbol("pa_stream_drop", as: hark_pa_stream_drop.self),
+                streamReadableSize: try symbol("pa_stream_readable_size", as: hark_pa_stream_readable_size.self),
+                streamCork: try symbol("pa_stream_cork", as: hark_pa_stream_cork.self),
+                streamGetBufferAttr: try symbol("pa_stream_get_buffer_attr", as: hark_pa_stream_get_buffer_attr.self),
+                streamGetChannelMap: try symbol("pa_stream_get_channel_map", as: hark_pa_stream_get_channel_map.self),
+                streamUpdateTimingInfo: try symbol("pa_stream_update_timing_info", as: hark_pa_stream_update_timing_info.self),
+                streamGetLatency: try symbol("pa_stream_get_latency", as: hark_pa_stream_get_latency.self),
+                streamGetDeviceName: try symbol("pa_stream_get_device_name", as: hark_pa_stream_get_device_name.self),
+                proplistNew: try symbol("pa_proplist_new", as: hark_pa_proplist_new.self),
+                proplistSets: try symbol("pa_proplist_sets", as: hark_pa_proplist_sets.self),
+                proplistFree: try symbol("pa_proplist_free", as: hark_pa_proplist_free.self)
             ))
         } catch {
             return .failure(error)

@@ -10,9 +10,9 @@ import Glibc
 /// libpulse's own main loop runs on the calling thread (`pa_mainloop_prepare`/`poll`/`dispatch`,
 /// at most 50 ms a turn), so no thread is started and the callbacks run on this thread.
 final class SoundServerConnection {
-    private let library: PulseLibrary
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
+    let library: PulseLibrary
+    let mainloop: OpaquePointer
+    let context: OpaquePointer
     private let deadline: timespec
     private let timeoutMilliseconds: Int
 
@@ -78,7 +78,7 @@ final class SoundServerConnection {
     // MARK: The main loop
 
     /// Runs libpulse's main loop until `isDone` or the deadline.
-    private func run(until isDone: () -> Bool) throws(SoundServerError) {
+    func run(until isDone: () -> Bool) throws(SoundServerError) {
         while !isDone() {
             guard Self.now(plusMilliseconds: 0) < deadline else { throw .timedOut(milliseconds: timeoutMilliseconds) }
             guard library.mainloopPrepare(mainloop, 50_000) >= 0, library.mainloopPoll(mainloop) >= 0,
@@ -89,7 +89,7 @@ final class SoundServerConnection {
     }
 
     /// Waits for `operation` to finish (its callbacks have then all run) and releases it.
-    private func waitFor(_ operation: OpaquePointer?, _ what: String) throws(SoundServerError) {
+    func waitFor(_ operation: OpaquePointer?, _ what: String) throws(SoundServerError) {
         guard let operation else { throw .failed("cannot ask for \(what): \(errorText())") }
         defer { library.operationUnref(operation) }
         try run(until: { [library] in
@@ -101,7 +101,7 @@ final class SoundServerConnection {
         }
     }
 
-    private func errorText() -> String {
+    func errorText() -> String {
         library.strerror(library.contextErrno(context)).map { String(cString: $0) } ?? "unknown error"
     }
 

@@ -15,6 +15,19 @@ struct DeviceChoice {
     /// else `.microphone`.
     let resource: PermissionResource
 
+    /// Through what the audio comes: the sound server's own stream for its sources, for `pulse` and
+    /// `pulse:SOURCE`, and for ALSA's `default` where that is the server's plugin (a desktop);
+    /// ALSA for everything else.
+    var route: CaptureRoute {
+        if let source { return .soundServer(source: source.name) }
+        switch Self.pulsePluginTarget(alsaName) {
+        case .named(let name): return .soundServer(source: name)
+        case .defaultSource where alsaName != "default" || DeviceCatalog.isSoundServerPlugin(alsaName):
+            return .soundServer(source: nil)
+        case .defaultSource, nil: return .alsa
+        }
+    }
+
     /// The device as the user sees it in notices, the status line and the access log.
     var label: String {
         guard let source else { return alsaName }

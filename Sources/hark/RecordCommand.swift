@@ -128,6 +128,8 @@ struct RecordCommand: ParsableCommand {
         let device = choice.label
         var request = capture.request
         request.device = choice.alsaName
+        request.route = choice.route
+        request.channelLayout = capture.channelLayout
         var streamTags = try tags.parsed()
         if let source = choice.source, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
             // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
@@ -180,7 +182,8 @@ struct RecordCommand: ParsableCommand {
         try? AccessLog().appendStart(recordingStart)
         if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {
-            Console.notice("device '\(device)': \(session.negotiated)")
+            let route = if case .soundServer = request.route { " (the sound server's own stream)" } else { "" }
+            Console.notice("device '\(device)'\(route): \(session.negotiated)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
                 + "(\(SecondsText.format(pcm.seconds(forFrames: session.ringCapacityFrames))) s)\(outputs.count > 1 ? " per output" : ""); "
                 + "\(Set(outputs.map(\.encoderName)).sorted().joined(separator: ", ")); "

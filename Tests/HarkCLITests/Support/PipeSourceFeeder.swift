@@ -12,6 +12,9 @@ final class PipeSourceFeeder: @unchecked Sendable {
     /// `bytes` go out in 10 ms chunks of `bytesPerSecond / 100`, on time by the monotonic clock
     /// (a writer that fell behind catches up; it never runs ahead).
     init(fifo: String, bytes: Data, bytesPerSecond: Int) throws {
+        // A server that goes away leaves the FIFO without a reader: the write then fails with
+        // EPIPE and ends the feeder, instead of SIGPIPE ending the test process.
+        signal(SIGPIPE, SIG_IGN)
         let descriptor = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw TestRigError("cannot open the FIFO \(fifo) for writing: errno \(errno)") }
         let chunk = bytesPerSecond / 100
@@ -35,8 +38,12 @@ final class PipeSourceFeeder: @unchecked Sendable {
 
     private var isStopping: Bool { lock.withLock { stopping } }
 
+    /// Ends the feeding thread and waits for it. Idempotent.
     func stop() {
-        lock.withLock { stopping = true }
-        finished.wait()
+        let wasStopping = lock.withLock { () -> Bool in
+            defer { stopping = true }
+            return stopping
+        }
+        if !wasStopping { finished.wait() }
     }
 }

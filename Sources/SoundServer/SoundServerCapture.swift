@@ -1,0 +1,263 @@
+import AudioFormat
+import CPulse
+import Capture
+import Realtime
+import RecordPermission
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A record stream of the sound server's own (libpulse; PulseAudio, or PipeWire through its
+/// PulseAudio protocol): what `pulse`, `pulse:SOURCE`, a source's name or description, and ALSA's
+/// `default` on a desktop record from.
+///
+/// Why not ALSA's pulse plugin: the plugin runs libpulse's threaded main loop, a thread of its own
+/// that wakes for every packet the server sends (25–30 a second here) and then wakes the capture
+/// thread through a pipe, 1.5 times a period. Here libpulse's plain main loop runs on the capture
+/// thread itself, which sleeps a period at a time on an absolute cadence and then takes whatever
+/// the server sent meanwhile: one thread, one wake-up a period (#16).
+///
+/// Threads: opened on the main thread; from `CaptureLoop.run()` on, used by the capture thread
+/// alone (libpulse's main loop is not thread-safe, and is never used by two threads at once).
+/// Every libpulse stream call hark makes is in this file.
+public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
+    private let connection: SoundServerConnection
+    private let library: PulseLibrary
+    private let stream: OpaquePointer
+    public let negotiated: NegotiatedCapture
+    private let bytesPerFrame: Int
+    private let periodNanoseconds: Int
+    /// One period of space for frames read while every ring is full, which are then dropped.
+    private let scratch: UnsafeMutableRawPointer
+    /// The fragment `pa_stream_peek` handed out and not yet dropped: its start (nil for a hole,
+    /// audio the server lost, read as silence), its length and how much of it was read. Invariant:
+    /// `fragmentOffset < fragmentLength` while `hasFragment`. Capture thread only.
+    private var hasFragment = false
+    private var fragment: UnsafeRawPointer?
+    private var fragmentLength = 0
+    private var fragmentOffset = 0
+    /// When the next wait ends (`MonotonicClock`); 0 before the first. Capture thread only.
+    private var nextWake = 0
+
+    /// Connects to the sound server and opens a corked record stream from `source` (its name, or
+    /// nil for the server's default source) in `request`'s format, with `request`'s period as the
+    /// server's fragment size and its buffer as the most the server keeps for hark.
+    ///
+    /// Requires the user's consent: a `CaptureGrant` only `PermissionGate.requestAccess(for:)` can
+    /// make, and its purpose string, which the stream carries as its name, so the desktop's
+    /// microphone indicator and mixer show why hark listens.
+    /// Not real-time safe. The corresponding C functions are `pa_stream_new_with_proplist` and
+    /// `pa_stream_connect_record`.
+    public init(opening request: CaptureRequest, source: String?, grant: CaptureGrant,
+                timeoutMilliseconds: Int = 5000) throws(CaptureOpenError) {
+        grant.requireUsageDescription()
+        let format = request.format
+        let device = request.device
+        guard format.sampleRate >= 1 && format.sampleRate <= Int(hark_pa_rate_max()) else {
+            throw .unsupported(device: device, parameter: "rate", requested: "\(format.sampleRate) Hz",
+                               supported: "1–\(hark_pa_rate_max()) Hz (the sound server's limits)")
+        }
+        guard let layout = PulseStreamFormat.requestedLayout(channels: format.channels, named: request.channelLayout) else {
+            throw .unsupported(device: device, parameter: "channels", requested: "\(format.channels)",
+                               supported: "1–8 (or name the speakers with --channel-map)")
+        }
+        let connection: SoundServerConnection
+        do throws(SoundServerError) {
+            connection = try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
+        } catch {
+            throw .unavailable(device: device, reason: "\(error)")
+        }
+        let library = connection.library
+        self.connection = connection
+        self.library = library
+        bytesPerFrame = format.bytesPerFrame
+        var spec = pa_sample_spec(format: PulseStreamFormat.sampleFormat(format.sampleFormat),
+                                  rate: UInt32(format.sampleRate), channels: UInt8(format.channels))
+        var map = PulseStreamFormat.channelMap(layout)
+        let purpose = grant.manifest.usageDescription(for: grant.resource) ?? grant.manifest.displayName
+        guard let properties = library.proplistNew() else { throw .unavailable(device: device, reason: "out of memory") }
+        defer { library.proplistFree(properties) }
+        _ = library.proplistSets(properties, "media.name", purpose)
+        _ = library.proplistSets(properties, "media.role", "production")
+        guard let stream = library.streamNew(connection.context, purpose, &spec, &map, properties) else {
+            throw .unavailable(device: device, reason: "the sound server refused the stream: \(connection.errorText())")
+        }
+        self.stream = stream
+        let periodBytes: UInt32 = UInt32(format.frames(forSeconds: Double(request.periodMicroseconds) / 1e6) * bytesPerFrame)
+        let bufferBytes = UInt32(format.frames(forSeconds: Double(request.bufferMicroseconds) / 1e6) * bytesPerFrame)
+        // Record streams use maxlength and fragsize; the rest are "the server's choice".
+        var attributes = pa_buffer_attr(maxlength: max(bufferBytes, 2 * periodBytes), tlength: UInt32.max,
+                                        prebuf: UInt32.max, minreq: UInt32.max, fragsize: periodBytes)
+        // ADJUST_LATENCY: the source's own latency follows the fragment size, so a microphone's
+        // server thread wakes a period at a time too. Corked until the capture loop starts it.
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
+        let connected = library.streamConnectRecord(stream, source, &attributes, flags)
+        do throws(SoundServerError) {
+            guard connected >= 0 else { throw .failed(connection.errorText()) }
+            try connection.run(until: { [library] in
+                let state = library.streamGetState(stream)
+                return state != PA_STREAM_CREATING && state != PA_STREAM_UNCONNECTED
+            })
+        } catch {
+            library.streamUnref(stream)
+            throw .unavailable(device: device, reason: "\(error)")
+        }
+        guard library.streamGetState(stream) == PA_STREAM_READY else {
+            let code = library.contextErrno(connection.context)
+            library.streamUnref(stream)
+            if code == Int32(PA_ERR_NOENTITY.rawValue) { throw .notFound(device: device) }
+            throw .unavailable(device: device, reason: connection.errorText())
+        }
+        let granted = library.streamGetBufferAttr(stream)?.pointee ?? attributes
+        // The period is hark's own cadence, whatever fragment size the server settled on (a source
+        // with a fixed latency, such as a pipe, sends smaller fragments; they are read a period at
+        // a time all the same).
+        let periodFrames = max(1, Int(periodBytes) / bytesPerFrame)
+        let grantedMap = library.streamGetChannelMap(stream).map { PulseStreamFormat.layout($0.pointee) } ?? layout
+        negotiated = NegotiatedCapture(device: device, format: format, periodFrames: periodFrames,
+                                       bufferFrames: max(periodFrames, Int(granted.maxlength) / bytesPerFrame),
+                                       channelLayout: grantedMap, hasMonotonicTimestamps: true)
+        periodNanoseconds = periodFrames * 1_000_000_000 / format.sampleRate
+        scratch = .allocate(byteCount: periodFrames * bytesPerFrame, alignment: 64)
+    }
+
+    deinit {
+        if library.streamGetState(stream) == PA_STREAM_READY { _ = library.streamDisconnect(stream) }
+        library.streamUnref(stream)
+        scratch.deallocate()
+    }
+
+    /// The server's name of the source the stream records (the default source's, when none was named).
+    public var sourceName: String? {
+        library.streamGetDeviceName(stream).map { String(cString: $0) }
+    }
+
+    // MARK: Hot path (capture thread only; real-time safe)
+
+    /// Uncorks the stream. The corresponding C function is `pa_stream_cork`; its reply is
+    /// dispatched by a later turn of the main loop, and not waited for.
+    public func start() -> CaptureStep {
+        if let operation = library.streamCork(stream, 0, nil, nil) { library.operationUnref(operation) }
+        return pumpWithoutWaiting()
+    }
+
+    /// Copies up to `frames` frames from the fragments libpulse holds, dropping each once it is
+    /// read whole. Fragments are whole frames (libpulse's queue is frame-aligned). A hole (audio
+    /// the server lost) reads as silence, which keeps the recording's timeline. Never waits and
+    /// makes no system call: the data already arrived in `waitForFrames`.
+    /// The corresponding C functions are `pa_stream_peek` and `pa_stream_drop`.
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
+        let wanted = frames * bytesPerFrame
+        var copied = 0
+        while copied < wanted {
+            if !hasFragment {
+                guard library.streamReadableSize(stream) > 0 else { break }
+                var data: UnsafeRawPointer?
+                var length = 0
+                guard library.streamPeek(stream, &data, &length) == 0 else { return .failed(errno: failureCode() ?? EIO) }
+                guard length > 0 else { break }
+                (hasFragment, fragment, fragmentLength, fragmentOffset) = (true, data, length, 0)
+            }
+            let count = min(fragmentLength - fragmentOffset, wanted - copied)
+            if let fragment {
+                memcpy(buffer + copied, fragment + fragmentOffset, count)
+            } else {
+                memset(buffer + copied, 0, count)
+            }
+            copied += count
+            fragmentOffset += count
+            if fragmentOffset == fragmentLength {
+                _ = library.streamDrop(stream)
+                (hasFragment, fragment) = (false, nil)
+            }
+        }
+        if copied == 0, let code = failureCode() { return .failed(errno: code) }
+        return copied == 0 ? .wouldBlock : .frames(copied / bytesPerFrame)
+    }
+
+    public func readIntoScratch(frames: Int) -> CaptureStep {
+        read(into: scratch, frames: min(frames, negotiated.periodFrames))
+    }
+
+    /// Sleeps until the next turn of a steady cadence, one period after the last (at most
+    /// `milliseconds`), without listening to the server meanwhile, then lets libpulse take in
+    /// everything the server sent. The server's packets do not line up with periods, so a wait
+    /// that ended when a period had arrived would wake on some packets and not others (1.5 times a
+    /// period); a cadence wakes once a period, and each turn reads about a period, sometimes a
+    /// packet more or less. The server holds up to the negotiated buffer meanwhile.
+    /// The corresponding C functions are `clock_nanosleep` and libpulse's main loop.
+    public func waitForFrames(milliseconds: Int32) -> CaptureStep {
+        let now = MonotonicClock.nanoseconds()
+        // Back from a long stall (a stopped process): start the cadence again from now.
+        if nextWake < now - periodNanoseconds { nextWake = now }
+        let wake = min(nextWake, now + Int(milliseconds) * 1_000_000)
+        MonotonicClock.sleep(until: wake)
+        nextWake = max(nextWake, wake) + periodNanoseconds
+        return pumpWithoutWaiting()
+    }
+
+    /// The sound server reports no overruns: what it dropped shows as a hole, or as time missing
+    /// from the stream, which `TimelineGuard` finds.
+    public func recoverFromOverrun() -> Int? { 0 }
+
+    /// Nothing to resume: the server suspends and resumes its devices itself.
+    public func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool { true }
+
+    /// Asks the server for the stream's timing (one round trip, once per recording) and takes its
+    /// latency: how long ago the next frame libpulse hands out was captured. The reply's moment is
+    /// taken as the middle of the round trip.
+    /// The corresponding C functions are `pa_stream_update_timing_info` and `pa_stream_get_latency`.
+    public func timeOfNextFrame() -> Int? {
+        let asked = MonotonicClock.nanoseconds()
+        guard let operation = library.streamUpdateTimingInfo(stream, nil, nil) else { return nil }
+        defer { library.operationUnref(operation) }
+        let deadline = asked + 200_000_000
+        while library.operationGetState(operation) == PA_OPERATION_RUNNING {
+            let left = deadline - MonotonicClock.nanoseconds()
+            guard left > 0, library.mainloopPrepare(connection.mainloop, Int32(left / 1000)) >= 0,
+                  library.mainloopPoll(connection.mainloop) >= 0, library.mainloopDispatch(connection.mainloop) >= 0
+            else { return nil }
+        }
+        let answered = MonotonicClock.nanoseconds()
+        var microseconds: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard library.streamGetLatency(stream, &microseconds, &negative) == 0 else { return nil }
+        let latency = (negative != 0 ? -1 : 1) * Int(microseconds) * 1000
+        // libpulse's latency counts from the start of the fragment being read.
+        let alreadyRead = (hasFragment ? fragmentOffset / bytesPerFrame : 0) * 1_000_000_000 / negotiated.format.sampleRate
+        return asked + (answered - asked) / 2 - latency + alreadyRead
+    }
+
+    /// Corks the stream, so the server stops sending; the stream itself ends in `deinit`.
+    public func drop() {
+        if let operation = library.streamCork(stream, 1, nil, nil) { library.operationUnref(operation) }
+        _ = pumpWithoutWaiting()
+    }
+
+    // MARK: The main loop, without sleeping
+
+    /// Lets libpulse read and dispatch everything the server sent (and send what it queued, such as
+    /// the releases of dropped fragments), turning the main loop with a zero timeout until nothing
+    /// is left. Returns `.failed` once the connection or the stream has ended.
+    private func pumpWithoutWaiting() -> CaptureStep {
+        let mainloop = connection.mainloop
+        for _ in 0..<64 {
+            guard library.mainloopPrepare(mainloop, 0) >= 0 else { break }
+            let ready = library.mainloopPoll(mainloop)
+            guard ready >= 0 else { break }
+            let dispatched = library.mainloopDispatch(mainloop)
+            guard dispatched >= 0 else { break }
+            if ready == 0 && dispatched == 0 { break }
+        }
+        if let code = failureCode() { return .failed(errno: code) }
+        return .frames(0)
+    }
+
+    /// Why the stream cannot deliver any more, as an errno: ECONNRESET when the server went away,
+    /// ENODEV when it ended the stream (its source was removed, or the stream was killed).
+    private func failureCode() -> Int32? {
+        if library.contextGetState(connection.context) != PA_CONTEXT_READY { return ECONNRESET }
+        if library.streamGetState(stream) != PA_STREAM_READY { return ENODEV }
+        return nil
+    }
+}

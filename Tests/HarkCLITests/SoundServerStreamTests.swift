@@ -1,0 +1,140 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// Recording through the sound server's own record stream (libpulse), not ALSA's pulse plugin
+/// (#16): a source's name, `pulse`, `pulse:SOURCE` and a desktop's `default` take this route. The
+/// input is a "microphone" fed from a FIFO at real-time pace (module-pipe-source), so what hark
+/// wrote can be compared with what went in, sample for sample.
+@Suite struct SoundServerStreamTests {
+    /// A rig whose PulseAudio has a FIFO-fed microphone `studiopipe` ("Studio Pipe Microphone")
+    /// of `signal`'s format with `channelMap` (pactl's names), and a feeder writing `signal` to it.
+    /// Keep both alive while hark records.
+    static func pipeMicrophone(_ signal: TestSignal, channelMap: String) throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder) {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        let fifo = rig.path("studio.fifo")
+        let format = signal.format
+        let loaded = try runTool("pactl", ["load-module", "module-pipe-source", "file=\(fifo)", "format=s16le",
+                                           "rate=\(format.sampleRate)", "channels=\(format.channels)", "channel_map=\(channelMap)",
+                                           "source_name=studiopipe", #"source_properties='device.description="Studio Pipe Microphone"'"#],
+                                 environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        let feeder = try PipeSourceFeeder(fifo: fifo, bytes: signal.alsaBytes, bytesPerSecond: format.sampleRate * format.bytesPerFrame)
+        return (rig, feeder)
+    }
+
+    /// Where `decoded` (interleaved, `channels` wide) begins in `input`, found by its first frames.
+    static func offset(of decoded: [Int32], in input: [Int32], channels: Int) throws -> Int {
+        let head = Array(decoded.prefix(64 * channels))
+        for start in stride(from: 0, through: input.count - decoded.count, by: channels)
+        where input[start] == head[0] && Array(input[start..<(start + head.count)]) == head {
+            return start
+        }
+        throw TestRigError("the recording's first frames are not in the input")
+    }
+
+    /// One thread reads the stream and sleeps a period at a time: no libpulse thread
+    /// (`threaded-ml`, the plugin's) and at most one wake-up of the capture thread a period.
+    @Test func theCaptureThreadWakesOnceAPeriodAndLibpulseRunsNoThreadOfItsOwn() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 30 * 48_000)
+        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        defer { feeder.stop() }
+        let output = rig.path("sleepy.flac")
+        let recording = try startHark(["record", "-D", "studiopipe", "-d", "15", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        let (runs, seconds) = WakeUpTests.timeslices(of: recording.pid, over: 4_000_000)
+        recording.send(SIGINT)
+        let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
+        #expect(result.status == 0, "\(result.standardError)")
+        let capture = try #require(runs["hark-capture"], "the capture thread is named: \(runs)")
+        print("SoundServerStreamTests: over \(String(format: "%.2f", seconds)) s the capture thread ran \(capture) times (8 periods a second)")
+        #expect(runs["threaded-ml"] == nil, "libpulse's threaded main loop runs in hark: \(runs)")
+        // 125 ms periods; a wake-up puts the thread on a CPU once. One more for the measurement's edges.
+        #expect(capture <= Int(seconds * 8) + 1, "capture thread: \(capture) timeslices in \(seconds) s")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
+    /// The stream is named by the app's purpose string, as the desktop's microphone indicator and
+    /// mixer show it, and the server sees hark's own name, not the ALSA plugin's.
+    @Test func theStreamCarriesThePurposeString() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        defer { feeder.stop() }
+        let output = rig.path("named.flac")
+        let recording = try startHark(["record", "-D", "Studio Pipe", "-d", "4", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let listing = try runTool("pactl", ["list", "source-outputs"], environment: rig.environment)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 0, "\(result.standardError)")
+        let properties = String(decoding: listing.standardOutput, as: UTF8.self)
+        // HarkManifest's microphone purpose string.
+        let purpose = "hark records audio from the capture device you choose into the file or pipe you name, only while it shows that it is recording."
+        #expect(properties.contains("media.name = \"\(purpose)\""), "\(properties)")
+        #expect(properties.contains("application.name = \"hark\"") && !properties.contains("ALSA Capture"), "\(properties)")
+    }
+
+    /// `--channel-map` is what the server delivers: asked for the front right speaker alone from a
+    /// stereo microphone, it hands over that channel, sample for sample (and the left one for FL).
+    @Test(arguments: [("FR", 1), ("FL", 0)])
+    func theServerDeliversTheSpeakerHarkAsksFor(speaker: String, inputChannel: Int) throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        defer { feeder.stop() }
+        let output = rig.path("one.flac")
+        let result = try withExtendedLifetime(feeder) {
+            try runHark(["record", "-D", "studiopipe", "-c", "1", "--channel-map", speaker, "-d", "2", "-o", output], rig: rig)
+        }
+        #expect(result.status == 0, "\(result.standardError)")
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        try #require(decoded.count == 2 * 48_000)
+        let wanted = stride(from: inputChannel, to: signal.samples.count, by: 2).map { signal.samples[$0] }
+        let offset = try Self.offset(of: decoded, in: wanted, channels: 1)
+        #expect(Array(wanted[offset..<(offset + decoded.count)]) == decoded, "decoded differs from the input's \(speaker) channel")
+    }
+
+    /// Eight channels come in the server's own layout (7.1 in WAVE's order, what hark asks for):
+    /// FLAC gets them bit-exact, and Opus needs no --channel-map for its surround mapping. (Eight,
+    /// not six: module-pipe-source reads its FIFO in 4 KiB pieces, which must be whole frames.)
+    @Test func surroundComesWithItsLayout() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 20 * 48_000)
+        let (rig, feeder) = try Self.pipeMicrophone(
+            signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right")
+        defer { feeder.stop() }
+        let flac = rig.path("eight.flac")
+        let opus = rig.path("eight.opus")
+        let result = try withExtendedLifetime(feeder) {
+            try runHark(["record", "-D", "studiopipe", "-c", "8", "-d", "2", "-o", flac, "-o", opus], rig: rig)
+        }
+        #expect(result.status == 0, "\(result.standardError)")
+        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        try #require(decoded.count == 8 * 2 * 48_000)
+        let input = Array(signal.samples)
+        let offset = try Self.offset(of: decoded, in: input, channels: 8)
+        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded, "decoded differs from the input")
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean && info.text.contains("Channel Mapping Family: 1"), "\(info.text)")
+        #expect(try OpusTools.decode(opus).channels == 8)
+    }
+
+    /// The server going away mid-recording ends it like an unplugged device: one line, exit 74,
+    /// and a finished file holding what came before.
+    @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
+        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        defer { feeder.stop() }
+        let output = rig.path("cut.flac")
+        let recording = try startHark(["record", "-D", "studiopipe", "-d", "30", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        // The feeder first, so that the source cannot outlast it.
+        feeder.stop()
+        rig.pulse?.stop()
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("capture device lost: the sound server went away"), "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let frames = try #require(try FLACTools.totalSamples(output))
+        #expect(frames >= 48_000 && frames < 30 * 48_000, "\(frames) frames")
+    }
+}
