@@ -185,6 +185,10 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     /// that ended when a period had arrived would wake on some packets and not others (1.5 times a
     /// period); a cadence wakes once a period, and each turn reads about a period, sometimes a
     /// packet more or less. The server holds up to the negotiated buffer meanwhile.
+    ///
+    /// The price: `TimelineGuard` sees the timeline at moments unrelated to when packets arrived,
+    /// so a short recording's clock drift is good to a few milliseconds over its span (hundreds of
+    /// ppm over 16 s, where waking on arrival gave tens; docs/known-limits.md).
     /// The corresponding C functions are `clock_nanosleep` and libpulse's main loop.
     public func waitForFrames(milliseconds: Int32) -> CaptureStep {
         let now = MonotonicClock.nanoseconds()

@@ -38,7 +38,11 @@ struct DeviceChoice {
     /// every name that worked before means what it meant; else the sound server's sources.
     /// Throws a usage error (64) for a name that fits several sources, and 69 for one that fits none.
     static func resolve(_ name: String) throws -> DeviceChoice {
-        if DeviceCatalog.isALSADeviceName(name) {
+        // `pulse` and `pulse:SOURCE` are recorded through the server's own stream: ALSA's
+        // configuration (a tenth of hark's start) is not read for them, and they work where ALSA's
+        // pulse plugin is not installed.
+        let isServerName = name != "default" && pulsePluginTarget(name) != nil
+        if isServerName || DeviceCatalog.isALSADeviceName(name) {
             return DeviceChoice(alsaName: name, source: nil, resource: monitorBehind(alsaName: name) ? .systemAudio : .microphone)
         }
         let listing: SoundServerListing
@@ -99,12 +103,12 @@ extension DeviceChoice {
 /// How hark appears in the desktop's microphone indicator and mixer (GNOME, KDE, pavucontrol):
 /// by its own name, id and icon, not as "ALSA plug-in [hark]".
 ///
-/// The capture path is ALSA's pulse plugin, which takes no stream properties; libpulse applies
-/// `PULSE_PROP_OVERRIDE` to the client it makes in this process, and the server gives the client's
-/// application properties to its streams (read back with `pactl list source-outputs`). The stream's
-/// own `media.name` ("ALSA Capture") is set by the plugin and is not overridden this way, so the
-/// purpose string cannot be shown there (docs/known-limits.md). Set once, on the main thread,
-/// before any thread that could read the environment starts and before the device is opened.
+/// libpulse applies `PULSE_PROP_OVERRIDE` to every client made in this process, and the server
+/// gives the client's application properties to its streams (read back with `pactl list
+/// source-outputs`): hark's own record stream (`SoundServerCapture`, which also names the stream by
+/// the purpose string), and ALSA's pulse plugin, used when a user's own ALSA device reaches the
+/// server through it (its stream's `media.name` stays "ALSA Capture"). Set once, on the main
+/// thread, before any thread that could read the environment starts and before the device is opened.
 enum StreamIdentity {
     /// The corresponding C function is `setenv`.
     static func announce(appName: String, appIdentifier: String) {

@@ -38,6 +38,25 @@ import Testing
         return (rig, recording, output)
     }
 
+    /// Each thread's voluntary context switches so far (the times it went to sleep: its wake-ups,
+    /// whatever else ran meanwhile) and involuntary ones (preempted while it ran), by thread name.
+    static func contextSwitches(_ pid: pid_t) -> [String: (voluntary: Int, involuntary: Int)] {
+        var result: [String: (voluntary: Int, involuntary: Int)] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            func field(_ name: String) -> Int {
+                status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                    .flatMap { Int($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)) } ?? 0
+            }
+            let name = status.split(separator: "\n").first { $0.hasPrefix("Name:") }
+                .map { $0.dropFirst(5).trimmingCharacters(in: .whitespaces) } ?? task
+            let previous = result[name] ?? (0, 0)
+            result[name] = (previous.voluntary + field("voluntary_ctxt_switches"), previous.involuntary + field("nonvoluntary_ctxt_switches"))
+        }
+        return result
+    }
+
     /// Each thread's timeslices over `microseconds` of `pid`'s life, and the seconds that took.
     static func timeslices(of pid: pid_t, over microseconds: useconds_t) -> (runs: [String: Int], seconds: Double) {
         let before = timeslices(pid)
