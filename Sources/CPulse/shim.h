@@ -43,7 +43,6 @@ typedef __typeof__(&pa_stream_unref) hark_pa_stream_unref;
 typedef __typeof__(&pa_stream_get_state) hark_pa_stream_get_state;
 typedef __typeof__(&pa_stream_peek) hark_pa_stream_peek;
 typedef __typeof__(&pa_stream_drop) hark_pa_stream_drop;
-typedef __typeof__(&pa_stream_readable_size) hark_pa_stream_readable_size;
 typedef __typeof__(&pa_stream_cork) hark_pa_stream_cork;
 typedef __typeof__(&pa_stream_get_buffer_attr) hark_pa_stream_get_buffer_attr;
 typedef __typeof__(&pa_stream_get_channel_map) hark_pa_stream_get_channel_map;

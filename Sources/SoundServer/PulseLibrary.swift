@@ -39,7 +39,6 @@ struct PulseLibrary: @unchecked Sendable {
     let streamGetState: hark_pa_stream_get_state
     let streamPeek: hark_pa_stream_peek
     let streamDrop: hark_pa_stream_drop
-    let streamReadableSize: hark_pa_stream_readable_size
     let streamCork: hark_pa_stream_cork
     let streamGetBufferAttr: hark_pa_stream_get_buffer_attr
     let streamGetChannelMap: hark_pa_stream_get_channel_map
@@ -91,7 +90,6 @@ struct PulseLibrary: @unchecked Sendable {
                 streamGetState: try symbol("pa_stream_get_state", as: hark_pa_stream_get_state.self),
                 streamPeek: try symbol("pa_stream_peek", as: hark_pa_stream_peek.self),
                 streamDrop: try symbol("pa_stream_drop", as: hark_pa_stream_drop.self),
-                streamReadableSize: try symbol("pa_stream_readable_size", as: hark_pa_stream_readable_size.self),
                 streamCork: try symbol("pa_stream_cork", as: hark_pa_stream_cork.self),
                 streamGetBufferAttr: try symbol("pa_stream_get_buffer_attr", as: hark_pa_stream_get_buffer_attr.self),
                 streamGetChannelMap: try symbol("pa_stream_get_channel_map", as: hark_pa_stream_get_channel_map.self),

@@ -151,7 +151,8 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         var copied = 0
         while copied < wanted {
             if !hasFragment {
-                guard library.streamReadableSize(stream) > 0 else { break }
+                // Every libpulse call checks getpid() for a fork: peek alone says there is
+                // nothing (a zero length), without asking `pa_stream_readable_size` first.
                 var data: UnsafeRawPointer?
                 var length = 0
                 guard library.streamPeek(stream, &data, &length) == 0 else { return .failed(errno: failureCode() ?? EIO) }
@@ -171,7 +172,7 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
                 (hasFragment, fragment) = (false, nil)
             }
         }
-        if copied == 0, let code = failureCode() { return .failed(errno: code) }
+        // A stream that ended is reported by the wait that follows "would block".
         return copied == 0 ? .wouldBlock : .frames(copied / bytesPerFrame)
     }
 
