@@ -56,7 +56,7 @@ has_capture_device() {
 if has_capture_device; then
     say "using the sound card (ALSA device 'default')"
 elif pactl info >/dev/null 2>&1; then
-    say "no capture device in /dev/snd; using the running sound server through ALSA 'default'"
+    say "no capture device in /dev/snd; using the running sound server (hark's 'default', through the server's own stream)"
 elif "$vmic" status 2>/dev/null; then
     say "no sound card or sound server; using the virtual mic that is already running"
     eval "$("$vmic" env 2>/dev/null)"

@@ -44,7 +44,6 @@ struct PulseLibrary: @unchecked Sendable {
     let streamGetChannelMap: hark_pa_stream_get_channel_map
     let streamUpdateTimingInfo: hark_pa_stream_update_timing_info
     let streamGetLatency: hark_pa_stream_get_latency
-    let streamGetDeviceName: hark_pa_stream_get_device_name
     let proplistNew: hark_pa_proplist_new
     let proplistSets: hark_pa_proplist_sets
     let proplistFree: hark_pa_proplist_free
@@ -95,7 +94,6 @@ struct PulseLibrary: @unchecked Sendable {
                 streamGetChannelMap: try symbol("pa_stream_get_channel_map", as: hark_pa_stream_get_channel_map.self),
                 streamUpdateTimingInfo: try symbol("pa_stream_update_timing_info", as: hark_pa_stream_update_timing_info.self),
                 streamGetLatency: try symbol("pa_stream_get_latency", as: hark_pa_stream_get_latency.self),
-                streamGetDeviceName: try symbol("pa_stream_get_device_name", as: hark_pa_stream_get_device_name.self),
                 proplistNew: try symbol("pa_proplist_new", as: hark_pa_proplist_new.self),
                 proplistSets: try symbol("pa_proplist_sets", as: hark_pa_proplist_sets.self),
                 proplistFree: try symbol("pa_proplist_free", as: hark_pa_proplist_free.self)

@@ -127,11 +127,6 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         scratch.deallocate()
     }
 
-    /// The server's name of the source the stream records (the default source's, when none was named).
-    public var sourceName: String? {
-        library.streamGetDeviceName(stream).map { String(cString: $0) }
-    }
-
     // MARK: Hot path (capture thread only; real-time safe)
 
     /// Uncorks the stream. The corresponding C function is `pa_stream_cork`; its reply is

@@ -29,7 +29,8 @@ public struct SoundServerSource: Sendable, Equatable {
 
     /// The ALSA device that records this source through the sound server's ALSA plugin (Debian's
     /// pulse.conf declares `@args [ DEVICE ]`; PipeWire serves the same plugin through pipewire-pulse).
-    /// The capture path stays ALSA: this is what `-D` opens.
+    /// hark records the source through the server's own stream (`SoundServerCapture`), and uses this
+    /// name where the recording names its device: the `HARK_CAPTURE` tag, the access log, notices.
     public var alsaDeviceName: String {
         let needsQuotes = name.contains { !($0.isLetter || $0.isNumber || "._-".contains($0)) }
         return needsQuotes ? "pulse:DEVICE=\"\(name)\"" : "pulse:DEVICE=\(name)"

@@ -10,11 +10,11 @@ import Recorder
 import Glibc
 #endif
 
-/// `hark record`: capture from an ALSA device into a FLAC or Ogg Opus file, or stdout.
+/// `hark record`: capture from a sound-server source or an ALSA device into FLAC, Ogg Opus, WAV or raw files, or stdout.
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record from an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
+        abstract: "Record from a sound-server source or an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
         discussion: """
             The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw); --format overrides it. \
             With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \

@@ -34,15 +34,25 @@ import Testing
         throw TestRigError("the recording's first frames are not in the input")
     }
 
+    /// A stereo pipe microphone playing `inputSeconds` of the test signal, and hark recording it
+    /// with `arguments` (after `record`) into `name`, running once its first FLAC audio is
+    /// written (within `seconds`). Keep the rig and the feeder alive while hark records.
+    static func startRecording(inputSeconds: Int, _ arguments: [String], into name: String, audioWithin seconds: Double)
+        throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder, recording: RunningProcess, output: String) {
+        let signal = TestSignal(format: AccessLogTests.format, frames: inputSeconds * 48_000)
+        let (rig, feeder) = try pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let output = rig.path(name)
+        let recording = try startHark(["record"] + arguments + ["-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: seconds)
+        return (rig, feeder, recording, output)
+    }
+
     /// One thread reads the stream and sleeps a period at a time: no libpulse thread
     /// (`threaded-ml`, the plugin's) and at most one wake-up of the capture thread a period.
     @Test func theCaptureThreadWakesOnceAPeriodAndLibpulseRunsNoThreadOfItsOwn() throws {
-        let signal = TestSignal(format: AccessLogTests.format, frames: 30 * 48_000)
-        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 30, ["-D", "studiopipe", "-d", "15"],
+                                                                       into: "sleepy.flac", audioWithin: 1)
         defer { feeder.stop() }
-        let output = rig.path("sleepy.flac")
-        let recording = try startHark(["record", "-D", "studiopipe", "-d", "15", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
         let switchesBefore = WakeUpTests.contextSwitches(recording.pid)
         let (runs, seconds) = WakeUpTests.timeslices(of: recording.pid, over: 4_000_000)
         let switchesAfter = WakeUpTests.contextSwitches(recording.pid)
@@ -64,12 +74,9 @@ import Testing
     /// The stream is named by the app's purpose string, as the desktop's microphone indicator and
     /// mixer show it, and the server sees hark's own name, not the ALSA plugin's.
     @Test func theStreamCarriesThePurposeString() throws {
-        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
-        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let (rig, feeder, recording, _) = try Self.startRecording(inputSeconds: 20, ["-D", "Studio Pipe", "-d", "4"],
+                                                                  into: "named.flac", audioWithin: 0.2)
         defer { feeder.stop() }
-        let output = rig.path("named.flac")
-        let recording = try startHark(["record", "-D", "Studio Pipe", "-d", "4", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
         let listing = try runTool("pactl", ["list", "source-outputs"], environment: rig.environment)
         let result = recording.wait(timeout: TestLoad.seconds(30))
         #expect(result.status == 0, "\(result.standardError)")
@@ -130,12 +137,9 @@ import Testing
     /// The server going away mid-recording ends it like an unplugged device: one line, exit 74,
     /// and a finished file holding what came before.
     @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
-        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
-        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 40, ["-D", "studiopipe", "-d", "30"],
+                                                                       into: "cut.flac", audioWithin: 1)
         defer { feeder.stop() }
-        let output = rig.path("cut.flac")
-        let recording = try startHark(["record", "-D", "studiopipe", "-d", "30", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
         // The feeder first, so that the source cannot outlast it.
         feeder.stop()
         rig.pulse?.stop()
