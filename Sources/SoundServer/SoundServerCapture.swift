@@ -41,7 +41,8 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
 
     /// Connects to the sound server and opens a corked record stream from `source` (its name, or
     /// nil for the server's default source) in `request`'s format, with `request`'s period as the
-    /// server's fragment size and its buffer as the most the server keeps for hark.
+    /// server's fragment size and its buffer, but at least two seconds, as the most the server
+    /// keeps for hark.
     ///
     /// Requires the user's consent: a `CaptureGrant` only `PermissionGate.requestAccess(for:)` can
     /// make, and its purpose string, which the stream carries as its name, so the desktop's
@@ -85,8 +86,14 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         self.stream = stream
         let periodBytes: UInt32 = UInt32(format.frames(forSeconds: Double(request.periodMicroseconds) / 1e6) * bytesPerFrame)
         let bufferBytes = UInt32(format.frames(forSeconds: Double(request.bufferMicroseconds) / 1e6) * bytesPerFrame)
-        // Record streams use maxlength and fragsize; the rest are "the server's choice".
-        var attributes = pa_buffer_attr(maxlength: max(bufferBytes, 2 * periodBytes), tlength: UInt32.max,
+        // Record streams use maxlength and fragsize; the rest are "the server's choice". While the
+        // capture thread sleeps, the server's queue is the only buffer (there is no client thread
+        // draining the socket, as in ALSA's plugin), and what overflows it is dropped a packet at a
+        // time, each too short for `TimelineGuard` to see: so at least two seconds, enough for a
+        // capture thread held off the CPU on a loaded machine (a 16 ms piece went missing with the
+        // 500 ms default under the full AddressSanitizer suite).
+        let twoSeconds = UInt32(format.frames(forSeconds: 2) * bytesPerFrame)
+        var attributes = pa_buffer_attr(maxlength: max(bufferBytes, 2 * periodBytes, twoSeconds), tlength: UInt32.max,
                                         prebuf: UInt32.max, minreq: UInt32.max, fragsize: periodBytes)
         // ADJUST_LATENCY: the source's own latency follows the fragment size, so a microphone's
         // server thread wakes a period at a time too. Corked until the capture loop starts it.
