@@ -8,7 +8,8 @@ import Glibc
 /// source (ALSA's `CaptureDevice`, or the sound server's own stream), so each is called directly.
 ///
 /// Real-time rules: after `run()` starts, nothing here allocates, locks, or does file I/O; it reads
-/// the device (non-blocking, waiting in `snd_pcm_wait`) straight into the first output's ring that
+/// the source (non-blocking, waiting in its `waitForFrames`: `snd_pcm_wait` for ALSA, a one-period
+/// cadence for the sound server's stream) straight into the first output's ring that
 /// has room, copies the period into the other outputs' rings (one `memcpy` each; none with one
 /// output), and wakes each output's encoder with a semaphore post. Overruns (-EPIPE) and suspends
 /// (-ESTRPIPE) are recovered as arecord recovers them and counted, audio a sound server dropped

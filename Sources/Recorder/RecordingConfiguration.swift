@@ -82,8 +82,12 @@ public struct RecordingConfiguration: Sendable {
     public var captureRealtimePriority: Int32?
     /// Fill time the source lost (overruns) with silence, so the file's timeline matches the clock.
     public var padsLostTime: Bool
-    /// Which speaker each channel is (`--channel-map`); the device's own map when nil.
-    public var channelLayout: ChannelLayout?
+    /// Which speaker each channel is (`--channel-map`); the device's own map when nil. Kept in
+    /// `capture`, which asks the sound server for exactly these speakers.
+    public var channelLayout: ChannelLayout? {
+        get { capture.channelLayout }
+        set { capture.channelLayout = newValue }
+    }
     /// Measure per-channel levels for a status line (a pass over every sample of the first
     /// output, on its encoder thread).
     public var measuresLevels: Bool
@@ -119,7 +123,7 @@ public struct RecordingConfiguration: Sendable {
         self.addsDateAndCaptureTags = addsDateAndCaptureTags
         self.padsLostTime = padsLostTime
         self.measuresLevels = measuresLevels
-        self.channelLayout = channelLayout
+        if let channelLayout { self.capture.channelLayout = channelLayout }
     }
 
     /// A recording to one output.

@@ -123,7 +123,7 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         let grantedMap = library.streamGetChannelMap(stream).map { PulseStreamFormat.layout($0.pointee) } ?? layout
         negotiated = NegotiatedCapture(device: device, format: format, periodFrames: periodFrames,
                                        bufferFrames: max(periodFrames, Int(granted.maxlength) / bytesPerFrame),
-                                       channelLayout: grantedMap, hasMonotonicTimestamps: true)
+                                       channelLayout: grantedMap)
         periodNanoseconds = periodFrames * 1_000_000_000 / format.sampleRate
         scratch = .allocate(byteCount: periodFrames * bytesPerFrame, alignment: 64)
     }
@@ -210,9 +210,11 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     /// Nothing to resume: the server suspends and resumes its devices itself.
     public func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool { true }
 
-    /// Asks the server for the stream's timing (one round trip, once per recording) and takes its
-    /// latency: how long ago the next frame libpulse hands out was captured. The reply's moment is
-    /// taken as the middle of the round trip.
+    /// Asks the server for the stream's timing and takes its latency: how long ago the next frame
+    /// libpulse hands out was captured. The reply's moment is taken as the middle of the round
+    /// trip. The one blocking exchange on the capture thread, once per recording: it waits for the
+    /// server's reply on the socket, at most 200 ms, which the server's two-second queue and the
+    /// ring absorb.
     /// The corresponding C functions are `pa_stream_update_timing_info` and `pa_stream_get_latency`.
     public func timeOfNextFrame() -> Int? {
         let asked = MonotonicClock.nanoseconds()

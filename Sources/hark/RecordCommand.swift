@@ -129,7 +129,7 @@ struct RecordCommand: ParsableCommand {
         var request = capture.request
         request.device = choice.alsaName
         request.route = choice.route
-        request.channelLayout = capture.channelLayout
+        request.channelLayout = capture.channelLayout  // the recording's layout, and what the sound server delivers
         var streamTags = try tags.parsed()
         if let source = choice.source, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
             // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
@@ -147,7 +147,7 @@ struct RecordCommand: ParsableCommand {
         var configuration = RecordingConfiguration(
             capture: request, outputs: outputs, durationSeconds: duration, ringSeconds: ringSeconds,
             addsDateAndCaptureTags: !tags.leavesOutDateAndCapture, padsLostTime: capture.padOverruns,
-            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1, channelLayout: capture.channelLayout,
+            measuresLevels: !quiet && isatty(STDERR_FILENO) == 1,
             soundActivation: sound.activation)
         configuration.measuresLoudness = !tags.noLoudness
 

@@ -3,7 +3,7 @@ import Testing
 
 /// Microphones by the names a desktop shows: a private PulseAudio per test with extra sources
 /// (`module-null-source` with a description), listed, chosen by name or part of the description,
-/// and recorded from through ALSA's pulse plugin; what the server sees of hark read back with pactl.
+/// and recorded from through the server's own stream; what the server sees of hark read back with pactl.
 @Suite struct SoundServerSourceTests {
     /// A rig whose PulseAudio has, besides its `vmic` sink (monitor `vmic.monitor`, the default
     /// source), the given sources: (name, description, rate, channels).
@@ -87,16 +87,8 @@ import Testing
     /// A "microphone" fed from a FIFO at real-time pace (module-pipe-source), chosen by part of its
     /// description: what hark wrote decodes to exactly what went in.
     @Test func recordsBitExactFromAPipeSourceChosenByDescription() throws {
-        let rig = try ALSATestRig(input: Data())
-        try rig.startPulseAudio()
-        let fifo = rig.path("studio.fifo")
-        let loaded = try runTool("pactl", ["load-module", "module-pipe-source", "file=\(fifo)", "format=s16le", "rate=48000",
-                                           "channels=2", "source_name=studiopipe",
-                                           #"source_properties='device.description="Studio Pipe Microphone"'"#],
-                                 environment: rig.environment)
-        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
         let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
-        let feeder = try PipeSourceFeeder(fifo: fifo, bytes: signal.alsaBytes, bytesPerSecond: 48_000 * 4)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right")
         defer { feeder.stop() }
         let output = rig.path("pipe.flac")
         let result = try runHark(["record", "-D", "studio pipe", "-d", "2", "-o", output], rig: rig)
@@ -104,13 +96,8 @@ import Testing
         #expect(result.standardError.contains("recording from 'Studio Pipe Microphone (pulse:DEVICE=studiopipe)'"))
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
         try #require(decoded.count == 2 * 48_000 * 2)
-        // The source reads its FIFO only while a stream records from it, so the recording starts at
-        // the first written frame, or (should the server read a little before hark's stream began)
-        // a little later: found by its first frames, then compared whole.
         let input = Array(signal.samples)
-        let head = Array(decoded.prefix(256))
-        let offset = try #require((0...(input.count - decoded.count)).lazy.filter { input[$0] == head[0] }
-            .first { Array(input[$0..<($0 + head.count)]) == head }, "the recording's first frames are not in the input")
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
         #expect(offset % 2 == 0)
         #expect(Array(input[offset..<(offset + decoded.count)]) == decoded, "decoded differs from the input at \(offset / 2) frames in")
     }

@@ -7,40 +7,13 @@ import Testing
 /// input is a "microphone" fed from a FIFO at real-time pace (module-pipe-source), so what hark
 /// wrote can be compared with what went in, sample for sample.
 @Suite struct SoundServerStreamTests {
-    /// A rig whose PulseAudio has a FIFO-fed microphone `studiopipe` ("Studio Pipe Microphone")
-    /// of `signal`'s format with `channelMap` (pactl's names), and a feeder writing `signal` to it.
-    /// Keep both alive while hark records.
-    static func pipeMicrophone(_ signal: TestSignal, channelMap: String) throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder) {
-        let rig = try ALSATestRig(input: Data())
-        try rig.startPulseAudio()
-        let fifo = rig.path("studio.fifo")
-        let format = signal.format
-        let loaded = try runTool("pactl", ["load-module", "module-pipe-source", "file=\(fifo)", "format=s16le",
-                                           "rate=\(format.sampleRate)", "channels=\(format.channels)", "channel_map=\(channelMap)",
-                                           "source_name=studiopipe", #"source_properties='device.description="Studio Pipe Microphone"'"#],
-                                 environment: rig.environment)
-        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
-        let feeder = try PipeSourceFeeder(fifo: fifo, bytes: signal.alsaBytes, bytesPerSecond: format.sampleRate * format.bytesPerFrame)
-        return (rig, feeder)
-    }
-
-    /// Where `decoded` (interleaved, `channels` wide) begins in `input`, found by its first frames.
-    static func offset(of decoded: [Int32], in input: [Int32], channels: Int) throws -> Int {
-        let head = Array(decoded.prefix(64 * channels))
-        for start in stride(from: 0, through: input.count - decoded.count, by: channels)
-        where input[start] == head[0] && Array(input[start..<(start + head.count)]) == head {
-            return start
-        }
-        throw TestRigError("the recording's first frames are not in the input")
-    }
-
     /// A stereo pipe microphone playing `inputSeconds` of the test signal, and hark recording it
     /// with `arguments` (after `record`) into `name`, running once its first FLAC audio is
     /// written (within `seconds`). Keep the rig and the feeder alive while hark records.
     static func startRecording(inputSeconds: Int, _ arguments: [String], into name: String, audioWithin seconds: Double)
         throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder, recording: RunningProcess, output: String) {
         let signal = TestSignal(format: AccessLogTests.format, frames: inputSeconds * 48_000)
-        let (rig, feeder) = try pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right")
         let output = rig.path(name)
         let recording = try startHark(["record"] + arguments + ["-o", output], rig: rig)
         try OutputGrowth.waitForFLACAudio(output, seconds: seconds)
@@ -92,7 +65,7 @@ import Testing
     @Test(arguments: [("FR", 1), ("FL", 0)])
     func theServerDeliversTheSpeakerHarkAsksFor(speaker: String, inputChannel: Int) throws {
         let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
-        let (rig, feeder) = try Self.pipeMicrophone(signal, channelMap: "front-left,front-right")
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right")
         defer { feeder.stop() }
         let output = rig.path("one.flac")
         let result = try withExtendedLifetime(feeder) {
@@ -102,7 +75,7 @@ import Testing
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
         try #require(decoded.count == 2 * 48_000)
         let wanted = stride(from: inputChannel, to: signal.samples.count, by: 2).map { signal.samples[$0] }
-        let offset = try Self.offset(of: decoded, in: wanted, channels: 1)
+        let offset = try PipeMicrophone.offset(of: decoded, in: wanted, channels: 1)
         #expect(Array(wanted[offset..<(offset + decoded.count)]) == decoded,
                 "the input's \(speaker) channel: \(firstDifference(wanted[offset..<(offset + decoded.count)], decoded))")
     }
@@ -114,7 +87,7 @@ import Testing
         // 16 kHz: a third of 48 kHz's bytes for the feeder to keep up with on a loaded machine.
         let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: 16_000)
         let signal = TestSignal(format: format, frames: 20 * 16_000)
-        let (rig, feeder) = try Self.pipeMicrophone(
+        let (rig, feeder) = try PipeMicrophone.start(
             signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right")
         defer { feeder.stop() }
         let flac = rig.path("eight.flac")
@@ -126,7 +99,7 @@ import Testing
         let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
         try #require(decoded.count == 8 * 2 * 16_000)
         let input = Array(signal.samples)
-        let offset = try Self.offset(of: decoded, in: input, channels: 8)
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
         #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
                 "\(firstDifference(input[offset..<(offset + decoded.count)], decoded)); \(result.standardError)")
         let info = try OpusTools.info(opus)
