@@ -16,7 +16,11 @@ import Glibc
 /// every sample, 0.70 ms of CPU per second of 48 kHz stereo here; this runs them in registers,
 /// two channels in the lanes of one vector, in 0.17 ms (release build, 125 ms calls; `/tmp`
 /// harness, 2026-11-24). That difference was most of what put a FLAC recording above
-/// `arecord | flac -5 -` in CPU (#16).
+/// `arecord | flac -5 -` in CPU (#16). One pair's loop is bound by its feedback's latency (a
+/// multiply and a subtract per sample), not by arithmetic, so from three channels on the lanes are
+/// four: two vectors whose chains the processor runs side by side. Eight channels at 192 kHz went
+/// from 2.75 to 1.69 ms of CPU per second of audio (2026-11-25; eight lanes spill registers and
+/// took 1.90).
 ///
 /// Arithmetic: `Double`, direct form I per stage (each stage's own input and output history, which
 /// keeps the low-frequency pole of the high-pass accurate). The sums are per channel in the order
@@ -31,7 +35,7 @@ import Glibc
 /// 10 ms on subnormal numbers at most: microseconds of CPU once per silence. (The flush follows the stream's steps, not the calls, so
 /// the result does not depend on how the audio is cut.)
 ///
-/// Memory: 112 bytes per pair of channels, allocated in `init`; `add`, `takeWeightedSum` and
+/// Memory: 56 bytes per lane (a pair has two, a group four), allocated in `init`; `add`, `takeWeightedSum` and
 /// `reset` allocate nothing. Not synchronised: it belongs to its meter's thread.
 struct KWeightingFilter: ~Copyable {
     /// The two stages' coefficients for one rate, normalised (a0 = 1). The high-pass's numerator
@@ -70,40 +74,72 @@ struct KWeightingFilter: ~Copyable {
 
     let channels: Int
     let coefficients: Coefficients
-    /// Channels in pairs, one pair per vector; with an odd count the last pair's second lane
-    /// repeats its first channel and is never summed.
-    private let pairs: Int
-    /// Per pair, `slotsPerPair` vectors: the shelf's last two inputs and outputs, the high-pass's
-    /// last two outputs, the sum of squared outputs since the last `takeWeightedSum`.
-    private let memory: UnsafeMutablePointer<SIMD2<Double>>
-    private static let slotsPerPair = 7
+    /// Channels in groups filtered together, one lane per channel: groups of four while three or
+    /// more channels are left (two SSE vectors, two independent chains the processor overlaps), then
+    /// one pair. Stereo stays one pair: four lanes would double its work for no overlap it lacks.
+    /// A group's lanes past the last channel repeat it and are never summed.
+    private let groups: [Group]
+    /// Per group, `slots` vectors of its lane count: the shelf's last two inputs and outputs, the
+    /// high-pass's last two outputs, the sum of squared outputs since the last `takeWeightedSum`.
+    /// 32-byte aligned, so that every group's vectors are aligned whatever their width.
+    private let memory: UnsafeMutableRawPointer
+    private let memoryBytes: Int
+    private static let slots = 7
     private static let sumSlot = 6
+
+    /// Channels `first..<first + lanes` (clamped to the last channel), with their state from
+    /// byte `offset` of `memory`.
+    private struct Group {
+        var first: Int
+        var lanes: Int
+        var offset: Int
+    }
 
     init(channels: Int, sampleRate: Int) {
         precondition(channels > 0 && sampleRate >= Self.lowestSampleRate)
         self.channels = channels
         self.coefficients = Coefficients(sampleRate: sampleRate)
-        pairs = (channels + 1) / 2
-        memory = .allocate(capacity: pairs * Self.slotsPerPair)
-        memory.initialize(repeating: .zero, count: pairs * Self.slotsPerPair)
+        var groups: [Group] = []
+        var first = 0, offset = 0
+        while first < channels {
+            let lanes = channels - first >= 3 ? 4 : 2
+            groups.append(Group(first: first, lanes: lanes, offset: offset))
+            first += lanes
+            offset += Self.slots * lanes * MemoryLayout<Double>.stride
+        }
+        self.groups = groups
+        memoryBytes = offset
+        memory = .allocate(byteCount: offset, alignment: 32)
+        memory.initializeMemory(as: Double.self, repeating: 0, count: offset / MemoryLayout<Double>.stride)
     }
 
     deinit { memory.deallocate() }
 
     /// Forgets the filters' state and the sums.
     mutating func reset() {
-        memory.update(repeating: .zero, count: pairs * Self.slotsPerPair)
+        memory.initializeMemory(as: Double.self, repeating: 0, count: memoryBytes / MemoryLayout<Double>.stride)
     }
 
     /// Filters `frames` interleaved frames and adds each channel's squared outputs to its sum.
     /// Real-time safe: no allocation, no locks, no system calls.
     @inline(__always)
     mutating func add<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
-        for pair in 0..<pairs {
-            let first = 2 * pair
-            let second = min(first + 1, channels - 1)
-            Self.run(samples, frames: frames, stride: channels, first: first, second: second,
-                     memory: memory + pair * Self.slotsPerPair, coefficients: coefficients)
+        let last = channels - 1
+        for group in groups {
+            let state = memory + group.offset
+            let c = group.first
+            if group.lanes == 4 {
+                Self.run(samples, frames: frames, stride: channels, memory: state.assumingMemoryBound(to: SIMD4<Double>.self),
+                         coefficients: coefficients) { frame in
+                    SIMD4(Sample.fraction(frame[c]), Sample.fraction(frame[c + 1]),
+                          Sample.fraction(frame[min(c + 2, last)]), Sample.fraction(frame[min(c + 3, last)]))
+                }
+            } else {
+                Self.run(samples, frames: frames, stride: channels, memory: state.assumingMemoryBound(to: SIMD2<Double>.self),
+                         coefficients: coefficients) { frame in
+                    SIMD2(Sample.fraction(frame[c]), Sample.fraction(frame[min(c + 1, last)]))
+                }
+            }
         }
     }
 
@@ -112,36 +148,37 @@ struct KWeightingFilter: ~Copyable {
     /// `weights` has `channels` values.
     mutating func takeWeightedSum(weights: UnsafePointer<Double>) -> Double {
         var total = 0.0
-        for pair in 0..<pairs {
-            let slots = memory + pair * Self.slotsPerPair
-            let sums = slots[Self.sumSlot]
-            total += weights[2 * pair] * sums[0]
-            if 2 * pair + 1 < channels { total += weights[2 * pair + 1] * sums[1] }
-            slots[Self.sumSlot] = .zero
-            for slot in 0..<Self.sumSlot {
-                let value = slots[slot]
-                slots[slot].replace(with: 0, where: (value .< 1e-20) .& (value .> -1e-20))
+        for group in groups {
+            let values = (memory + group.offset).assumingMemoryBound(to: Double.self)
+            let sums = values + Self.sumSlot * group.lanes
+            for lane in 0..<group.lanes where group.first + lane < channels {
+                total += weights[group.first + lane] * sums[lane]
+            }
+            sums.update(repeating: 0, count: group.lanes)
+            for index in 0..<(Self.sumSlot * group.lanes) where abs(values[index]) < 1e-20 {
+                values[index] = 0
             }
         }
         return total
     }
 
-    /// Both stages over two channels (`first`, `second`) of `frames` frames, the state in
-    /// registers for the whole loop. Each stage is direct form I, its feedback term added last so
-    /// that only one multiply and one subtract lie on the path from one output to the next.
+    /// Both stages over the lanes `input` reads from each frame, the state in registers for the
+    /// whole loop. Each stage is direct form I, its feedback term added last so that only one
+    /// multiply and one subtract lie on the path from one output to the next.
     @inline(__always)
-    private static func run<Sample: MeasuredSample>(
-        _ samples: UnsafePointer<Sample>, frames: Int, stride: Int, first: Int, second: Int,
-        memory: UnsafeMutablePointer<SIMD2<Double>>, coefficients c: Coefficients
-    ) {
-        let b0 = SIMD2(repeating: c.shelfB0), b1 = SIMD2(repeating: c.shelfB1), b2 = SIMD2(repeating: c.shelfB2)
-        let a1 = SIMD2(repeating: c.shelfA1), a2 = SIMD2(repeating: c.shelfA2)
-        let r1 = SIMD2(repeating: c.highPassA1), r2 = SIMD2(repeating: c.highPassA2)
+    private static func run<Sample: MeasuredSample, Lanes: SIMD>(
+        _ samples: UnsafePointer<Sample>, frames: Int, stride: Int,
+        memory: UnsafeMutablePointer<Lanes>, coefficients c: Coefficients,
+        input: (UnsafePointer<Sample>) -> Lanes
+    ) where Lanes.Scalar == Double {
+        let b0 = Lanes(repeating: c.shelfB0), b1 = Lanes(repeating: c.shelfB1), b2 = Lanes(repeating: c.shelfB2)
+        let a1 = Lanes(repeating: c.shelfA1), a2 = Lanes(repeating: c.shelfA2)
+        let r1 = Lanes(repeating: c.highPassA1), r2 = Lanes(repeating: c.highPassA2)
         var x1 = memory[0], x2 = memory[1], y1 = memory[2], y2 = memory[3], z1 = memory[4], z2 = memory[5]
         var sum = memory[sumSlot]
         var frame = samples
         for _ in 0..<frames {
-            let x = SIMD2(Sample.fraction(frame[first]), Sample.fraction(frame[second]))
+            let x = input(frame)
             let y = (b0 * x + b1 * x1 + b2 * x2 - a2 * y2) - a1 * y1
             let z = (y - 2 * y1 + y2 - r2 * z2) - r1 * z1
             x2 = x1; x1 = x

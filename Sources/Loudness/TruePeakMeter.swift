@@ -16,9 +16,15 @@
 /// a level that keeps rising); libebur128's `EBUR128_MODE_TRUE_PEAK`, which hark used before, took
 /// 2.1 ms whatever the signal.
 ///
-/// Rates: the same 4× filter at every rate (its cut-off is the input's Nyquist frequency, so it is
-/// a valid interpolator at any rate). libebur128 oversampled 2× from 96 kHz and not at all from
-/// 192 kHz; this reads at least as close to the continuous peak there.
+/// Rates: the Recommendation oversamples 48 kHz 4×, to look at the signal every 1/192,000 s. Below
+/// `interpolatedRates`' end the same 4× filter runs (its cut-off is the input's Nyquist frequency,
+/// so it is a valid interpolator at any rate; from 96 kHz that is finer than 1/192,000 s, where
+/// libebur128 oversamples 2×). From 192 kHz the samples themselves are that close together, so
+/// the true peak is the sample peak, as libebur128 (`ebur128_init_resampler`: no interpolator from
+/// 192 kHz) and FFmpeg's ebur128 filter (which upsamples to 192 kHz) read it. The filter there
+/// cost more than the rest of the measurement together: 4.1 ms of CPU per second of 8-channel
+/// 192 kHz audio, against 1.7 ms for the K-weighting (release build, sines at a steady level,
+/// where screening skips nothing; 2026-11-25).
 ///
 /// Arithmetic: `Float`, as libebur128's interpolator also ran. Samples are normalised as
 /// `MeasuredSample` says: 16-bit / 32,768, 32-bit (and S24 shifted into 32 bits) / 2^31, float as
@@ -73,6 +79,10 @@ struct TruePeakMeter: ~Copyable {
     private let screeningGain = TruePeakMeter.screeningGain
     /// Whether `add` screens chunks (always, but in the tests that compare with an unscreened run).
     let screening: Bool
+    /// The rates whose true peak needs the interpolating filter: below 192 kHz.
+    static let interpolatedRates = 0..<192_000
+    /// Whether the filter runs at all; without it `peak` is the sample peak (see the type's comment).
+    let interpolates: Bool
     /// The 48 coefficients, phase after phase, each in all lanes of a vector (so that the filter's
     /// inner loop loads them rather than spreading a scalar across lanes each time).
     private let filter: UnsafeMutablePointer<SIMD8<Float>>
@@ -90,10 +100,12 @@ struct TruePeakMeter: ~Copyable {
     /// Frames the filter has run on (each in every channel), for the tests to see the screening work.
     private(set) var filteredFrames = 0
 
-    init(channels: Int, screening: Bool = true) {
-        precondition(channels > 0)
+    /// A meter for `channels` interleaved channels at `sampleRate` frames a second.
+    init(channels: Int, sampleRate: Int, screening: Bool = true) {
+        precondition(channels > 0 && sampleRate > 0)
         self.channels = channels
         self.screening = screening
+        interpolates = Self.interpolatedRates.contains(sampleRate)
         filter = .allocate(capacity: Self.phases * Self.taps)
         for phase in 0..<Self.phases {
             for k in 0..<Self.taps { filter[phase * Self.taps + k] = SIMD8(repeating: Self.coefficients[phase][k]) }
@@ -150,6 +162,11 @@ struct TruePeakMeter: ~Copyable {
     @inline(__always)
     private mutating func addFrames<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
         guard frames > 0 else { return }
+        guard interpolates else {
+            samplePeak = max(samplePeak, Sample.largestMagnitude(samples, count: frames * channels))
+            peak = samplePeak
+            return
+        }
         // The largest |x| of the 11 samples before the chunk: the kept history's for the first
         // chunk, the previous chunk's (a whole chunk, so all 11 are in it) after that.
         var before = historyPeak

@@ -42,6 +42,25 @@ import Glibc
 
     /// 400 ms blocks of noise, music and 5.1 music with each channel at its own level (the LFE
     /// left out, the surrounds weighted 1.41), taken from several places in the signal.
+    /// From 192 kHz neither meter interpolates: the true peak is the sample peak in both, for a
+    /// sine whose crest falls between its samples (fs/4 at 45°: every sample at 0.707 of it), to
+    /// the last bit of the 16-bit samples.
+    @Test(arguments: [192_000, 384_000])
+    func from192kHzBothReadTheSamplePeakAsTheTruePeak(sampleRate: Int) throws {
+        let frames = sampleRate / 2
+        let samples = (0..<frames).flatMap { frame -> [Int16] in
+            let value = Int16((16_384 * sin(.pi * Double(frame) / 2 + .pi / 4)).rounded())
+            return [value, value / 2]
+        }
+        let hark = try measured(TestSignal.bytes(samples, as: .s16LE), format: .s16(channels: 2, rate: sampleRate),
+                                pieceFrames: 1_111)
+        let reference = try #require(LibEBUR128Reference(channels: 2, sampleRate: sampleRate, truePeak: true))
+        samples.withUnsafeBufferPointer { reference.add($0.baseAddress!, frames: frames) }
+        #expect(hark.truePeak == hark.samplePeak)
+        #expect(hark.truePeak == reference.truePeak, "\(hark.truePeak) against libebur128's \(reference.truePeak)")
+        #expect(hark.samplePeak == Double(11_585) / 32_768)
+    }
+
     @Test func oneBlockOfNoiseAndMusicAgrees() throws {
         let blockFrames = 19_200
         let noise = TestSignal.whiteNoise(peakDBFS: -3, seconds: 2)

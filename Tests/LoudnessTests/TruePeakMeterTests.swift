@@ -58,7 +58,7 @@ import Glibc
 
     /// The peak of `samples` (stereo S16) fed in pieces of `pieceFrames`.
     static func meter(_ samples: [Int16], screening: Bool = true, pieceFrames: Int = 1_000) -> TruePeakMeter {
-        var meter = TruePeakMeter(channels: 2, screening: screening)
+        var meter = TruePeakMeter(channels: 2, sampleRate: 48_000, screening: screening)
         samples.withUnsafeBufferPointer { all in
             var frame = 0
             let frames = all.count / 2
@@ -134,7 +134,7 @@ import Glibc
             let fade = Double(frame) < fadeFrames ? 0.5 - 0.5 * cos(.pi * Double(frame) / fadeFrames) : 1
             return Float(fade * crest * sin(2 * .pi * Double(frame) / divisor + phaseDegrees * .pi / 180))
         }
-        var meter = TruePeakMeter(channels: 1)
+        var meter = TruePeakMeter(channels: 1, sampleRate: 48_000)
         samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: $0.count) }
         let error = 20 * log10(Double(meter.peak) / crest)
         let sampleError = 20 * log10(Double(samples.map(abs).max()!) / crest)
@@ -145,12 +145,37 @@ import Glibc
         #expect(error <= 0.2 && error >= -0.4, "fs/\(divisor), \(phaseDegrees)°: \(error) dB")
     }
 
+    /// Just below 192 kHz the filter still runs and finds a crest between the samples; from
+    /// 192 kHz it does not, and the samples alone are the peak (libebur128's choice as well,
+    /// `AgreementWithLibEBUR128Tests`).
+    @Test(arguments: [(176_400, true), (191_999, true), (192_000, false), (768_000, false)])
+    func theFilterRunsBelow192kHzOnly(sampleRate: Int, interpolates: Bool) {
+        let crest: Float = 0.5
+        // fs/4 at 45°, faded in over 2,000 frames: the samples reach 0.707 of the crest.
+        let samples = (0..<20_000).map { frame in
+            let fade = frame < 2_000 ? 0.5 - 0.5 * cos(.pi * Double(frame) / 2_000) : 1
+            return Float(fade * Double(crest) * sin(.pi * Double(frame) / 2 + .pi / 4))
+        }
+        var meter = TruePeakMeter(channels: 1, sampleRate: sampleRate)
+        samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: $0.count) }
+        #expect(meter.interpolates == interpolates)
+        #expect(meter.samplePeak == samples.map(abs).max()!)
+        if interpolates {
+            let error = 20 * log10(meter.peak / crest)
+            #expect(error <= 0.2 && error >= -0.4, "\(sampleRate) Hz: \(error) dB from the crest")
+            #expect(meter.filteredFrames > 0)
+        } else {
+            #expect(meter.peak == meter.samplePeak)
+            #expect(meter.filteredFrames == 0)
+        }
+    }
+
     /// An impulse reads as itself: no phase's output reaches it (the largest tap is 0.972), and the
     /// samples themselves count.
     @Test func anImpulseReadsAsItsSample() {
         var samples = [Float](repeating: 0, count: 100)
         samples[50] = -0.75
-        var meter = TruePeakMeter(channels: 1)
+        var meter = TruePeakMeter(channels: 1, sampleRate: 48_000)
         samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: $0.count) }
         #expect(meter.peak == 0.75)
     }
@@ -159,14 +184,14 @@ import Glibc
     @Test func theLoudestChannelDecides() {
         let channels = 6
         let mono = Self.risingNoise(seconds: 0.5).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        var alone = TruePeakMeter(channels: 1)
+        var alone = TruePeakMeter(channels: 1, sampleRate: 48_000)
         mono.withUnsafeBufferPointer { alone.add($0.baseAddress!, frames: $0.count) }
         for loud in 0..<channels {
             var interleaved = [Int16](repeating: 0, count: mono.count * channels)
             for frame in mono.indices {
                 for channel in 0..<channels { interleaved[frame * channels + channel] = channel == loud ? mono[frame] : mono[frame] / 4 }
             }
-            var meter = TruePeakMeter(channels: channels)
+            var meter = TruePeakMeter(channels: channels, sampleRate: 48_000)
             interleaved.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: mono.count) }
             #expect(meter.peak == alone.peak, "loudest channel \(loud)")
         }
@@ -177,9 +202,9 @@ import Glibc
         let samples = Self.risingNoise(seconds: 0.5)
         let reference = Self.meter(samples).peak
         let frames = samples.count / 2
-        var s32 = TruePeakMeter(channels: 2)
+        var s32 = TruePeakMeter(channels: 2, sampleRate: 48_000)
         samples.map { Int32($0) << 16 }.withUnsafeBufferPointer { s32.add($0.baseAddress!, frames: frames) }
-        var float = TruePeakMeter(channels: 2)
+        var float = TruePeakMeter(channels: 2, sampleRate: 48_000)
         samples.map { Float($0) / 32_768 }.withUnsafeBufferPointer { float.add($0.baseAddress!, frames: frames) }
         #expect(s32.peak == reference)
         #expect(float.peak == reference)

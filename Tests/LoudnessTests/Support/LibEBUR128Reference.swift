@@ -17,9 +17,12 @@ final class LibEBUR128Reference {
 
     static let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue)
 
-    init?(channels: Int, sampleRate: Int) {
+    /// With `truePeak`, libebur128 also measures the true peak (`EBUR128_MODE_TRUE_PEAK`: its own
+    /// interpolator, 4× below 96 kHz, 2× below 192 kHz, none from there).
+    init?(channels: Int, sampleRate: Int, truePeak: Bool = false) {
+        let mode = Self.mode | (truePeak ? Int32(EBUR128_MODE_TRUE_PEAK.rawValue) : 0)
         guard channels > 0, sampleRate > 0,
-              let handle = ebur128_init(UInt32(channels), UInt(sampleRate), Self.mode)
+              let handle = ebur128_init(UInt32(channels), UInt(sampleRate), mode)
         else { return nil }
         self.handle = handle
     }
@@ -40,6 +43,18 @@ final class LibEBUR128Reference {
         var value = -Double.infinity
         _ = ebur128_loudness_global(handle, &value)
         return value.isFinite ? value : nil
+    }
+
+    /// The largest true peak over all channels, linear (made with `truePeak`).
+    var truePeak: Double {
+        var largest = 0.0
+        for channel in 0..<Int(handle.pointee.channels) {
+            var value = 0.0
+            let result = ebur128_true_peak(handle, UInt32(channel), &value)
+            precondition(result == Int32(EBUR128_SUCCESS.rawValue), "ebur128_true_peak failed: \(result)")
+            largest = max(largest, value)
+        }
+        return largest
     }
 
     /// The largest absolute sample over all channels, linear.

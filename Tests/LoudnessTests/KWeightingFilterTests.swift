@@ -1,0 +1,62 @@
+import SignalGenerator
+import Testing
+@testable import Loudness
+
+/// The K-weighting filter runs channels in groups of four lanes and a last pair
+/// (`KWeightingFilter`'s `groups`): each channel must come out exactly as if it were filtered
+/// alone, whatever group and lane it lands in, and the padding lanes must never be summed.
+@Suite struct KWeightingFilterTests {
+    /// A different signal per channel: white noise from its own seed, at its own level.
+    static func channelSignal(_ channel: Int, frames: Int) -> [Int16] {
+        var random = SplitMix64(seed: 0xC0FFEE + UInt64(channel))
+        let amplitude = 30_000.0 / Double(channel + 1)
+        return (0..<frames).map { _ in Int16((amplitude * (Double(random.next(below: 2_000_001)) / 1_000_000 - 1)).rounded()) }
+    }
+
+    /// The sum of squared K-weighted outputs of one channel filtered on its own (a mono filter),
+    /// taken after `frames` in pieces of `piece`.
+    static func aloneSum(_ signal: [Int16], sampleRate: Int, piece: Int) -> Double {
+        var filter = KWeightingFilter(channels: 1, sampleRate: sampleRate)
+        var start = 0
+        signal.withUnsafeBufferPointer { buffer in
+            while start < buffer.count {
+                let count = min(piece, buffer.count - start)
+                filter.add(buffer.baseAddress! + start, frames: count)
+                start += count
+            }
+        }
+        var one = 1.0
+        return filter.takeWeightedSum(weights: &one)
+    }
+
+    /// For every channel count from 1 to 9 (one pair; a group of four; four and a pair; two groups
+    /// of four; two groups and a pair), each channel's sum, read alone through a one-hot weight,
+    /// is bit for bit its sum filtered alone.
+    @Test(arguments: 1...9)
+    func everyChannelIsFilteredAsIfAlone(channels: Int) {
+        let frames = 4_800, rate = 44_100, piece = 777
+        let signals = (0..<channels).map { Self.channelSignal($0, frames: frames) }
+        var interleaved = [Int16](repeating: 0, count: frames * channels)
+        for frame in 0..<frames {
+            for channel in 0..<channels { interleaved[frame * channels + channel] = signals[channel][frame] }
+        }
+        for channel in 0..<channels {
+            var filter = KWeightingFilter(channels: channels, sampleRate: rate)
+            var start = 0
+            interleaved.withUnsafeBufferPointer { buffer in
+                while start < frames {
+                    let count = min(piece, frames - start)
+                    filter.add(buffer.baseAddress! + start * channels, frames: count)
+                    start += count
+                }
+            }
+            var weights = [Double](repeating: 0, count: channels)
+            weights[channel] = 1
+            let sum = filter.takeWeightedSum(weights: weights)
+            #expect(sum == Self.aloneSum(signals[channel], sampleRate: rate, piece: piece),
+                    "channel \(channel + 1) of \(channels)")
+            // The sums were cleared: nothing is left to read, in any lane.
+            #expect(filter.takeWeightedSum(weights: [Double](repeating: 1, count: channels)) == 0)
+        }
+    }
+}
