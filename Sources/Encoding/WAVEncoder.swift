@@ -4,10 +4,11 @@ import Glibc
 #endif
 
 /// Writes uncompressed WAV that survives a crash: the header's sizes are rewritten after every
-/// second of audio (a `pwrite` of the header, from the encoder thread), and a region longer than
-/// that is written in pieces with a rewrite between them. Invariant: the data beyond what the header
-/// counts is less than one second of audio, however late the encoder runs, so a recorder killed
-/// with SIGKILL or a power cut leaves a file whose header covers all but the last second at most.
+/// half second of audio (a `pwrite` of the header, from the encoder thread), and a region longer
+/// than that is written in pieces with a rewrite between them. Invariant: the data beyond what the
+/// header counts is less than half a second of audio, however late the encoder runs; with the
+/// encoder's batches of at most half a second, a recorder killed with SIGKILL or a power cut leaves
+/// a file whose header covers all but the last second at most.
 /// `finish` sets the exact sizes. Past 4 GiB the same rewrite makes the file RF64 (`WAVHeader`).
 ///
 /// To a pipe the sizes cannot be rewritten: the header says "unknown" (0xFFFFFFFF), which readers
@@ -45,7 +46,7 @@ public final class WAVEncoder: AudioEncoder {
     public init(format: PCMFormat, tags: StreamTags, sink: OutputSink, conversionFrames: Int = 4096,
                 headerUpdateFrames: Int? = nil, layout: ChannelLayout? = nil, broadcastExtension: Bool = false) throws(EncoderError) {
         self.sink = sink
-        self.headerUpdateFrames = max(1, headerUpdateFrames ?? format.sampleRate)
+        self.headerUpdateFrames = max(1, headerUpdateFrames ?? format.sampleRate / 2)
         header = WAVHeader(format: format, tags: tags, channelMask: layout?.waveMask, broadcastExtension: broadcastExtension)
         inputBytesPerFrame = format.bytesPerFrame
         inputBytesPerSample = format.sampleFormat.bytesPerSample

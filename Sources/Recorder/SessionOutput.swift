@@ -114,11 +114,13 @@ final class SessionOutput {
         } else {
             splitter = nil
         }
-        // A regular file takes audio in batches of two periods (at most a quarter second): half
-        // the encoder's wake-ups, still well inside a second for what a SIGKILL can cost. A pipe
-        // or device gets every period, as its reader waits for it.
-        let periodFrames = negotiated.periodFrames
-        let batchFrames = max(periodFrames, min(2 * periodFrames, format.sampleRate / 4))
+        // A regular file takes audio in batches of half a second (four of the default 125 ms
+        // periods), or a period where that is longer: nobody waits for it, and each wake-up costs
+        // CPU with cold caches (the encoder thread of a paced raw recording spent 87 µs a wake-up
+        // at four a second, 2026-11-25). A SIGKILL still costs under a second (WAV's header follows
+        // every half second, `WAVEncoder`). A pipe or device gets every period, as its reader waits
+        // for it.
+        let batchFrames = max(negotiated.periodFrames, format.sampleRate / 2)
         let ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
                            wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)

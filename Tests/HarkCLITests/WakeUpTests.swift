@@ -82,8 +82,10 @@ import Testing
         #expect(runs["hark-encode"] != nil && runs["hark-capture"] != nil, "the threads are named: \(runs)")
         // Nothing happened: at most one wake-up a second (the promise; here it is none).
         #expect(session <= Int(seconds.rounded(.up)), "session thread: \(session) timeslices in \(seconds) s")
-        // A file is written in batches of two periods: at most one wake-up a period.
-        #expect(encoder <= Int(seconds * 8), "encoder thread: \(encoder) timeslices in \(seconds) s (8 periods a second)")
+        // A file is written in batches of half a second: two wake-ups a second; twice that allows
+        // for preemptions on a loaded machine (timeslices count those too), and is still half the
+        // wake-ups of two-period batches (17 seen under the full suite with those).
+        #expect(encoder <= Int(seconds * 4), "encoder thread: \(encoder) timeslices in \(seconds) s (half-second batches)")
     }
 
     /// Where inotify cannot be used, the session looks at the permission files twice a second
