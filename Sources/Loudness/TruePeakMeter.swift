@@ -1,6 +1,6 @@
 /// The true peak of interleaved audio (ITU-R BS.1770-4 Annex 2): the largest absolute value of
-/// the signal oversampled 4×, and of the samples themselves, over all channels, linear (1.0 is
-/// full scale).
+/// the signal oversampled 4× (below 192 kHz; see Rates), and of the samples themselves, over all
+/// channels, linear (1.0 is full scale).
 ///
 /// The interpolator is the Recommendation's own: a 48-tap FIR in four phases of 12 taps
 /// (`coefficients`), run per channel with the 11 samples before each frame carried across calls
