@@ -116,8 +116,8 @@ final class SessionOutput {
         }
         // A regular file takes audio in batches of half a second (four of the default 125 ms
         // periods), or a period where that is longer: nobody waits for it, and each wake-up costs
-        // CPU with cold caches (the encoder thread of a paced raw recording spent 87 µs a wake-up
-        // at four a second, 2026-11-25). A SIGKILL still costs under a second (WAV's header follows
+        // CPU with cold caches (a paced raw recording's encoder thread: 6.5–7.1 ms per 20 s at four
+        // a second, 3.7–3.9 at two, about 75 µs a wake-up; 2026-11-25). A SIGKILL still costs under a second (WAV's header follows
         // every half second, `WAVEncoder`). A pipe or device gets every period, as its reader waits
         // for it.
         let batchFrames = max(negotiated.periodFrames, format.sampleRate / 2)

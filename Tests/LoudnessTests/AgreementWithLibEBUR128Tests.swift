@@ -40,8 +40,6 @@ import Glibc
         }
     }
 
-    /// 400 ms blocks of noise, music and 5.1 music with each channel at its own level (the LFE
-    /// left out, the surrounds weighted 1.41), taken from several places in the signal.
     /// From 192 kHz neither meter interpolates: the true peak is the sample peak in both, for a
     /// sine whose crest falls between its samples (fs/4 at 45°: every sample at 0.707 of it), to
     /// the last bit of the 16-bit samples.
@@ -61,6 +59,8 @@ import Glibc
         #expect(hark.samplePeak == Double(11_585) / 32_768)
     }
 
+    /// 400 ms blocks of noise, music and 5.1 music with each channel at its own level (the LFE
+    /// left out, the surrounds weighted 1.41), taken from several places in the signal.
     @Test func oneBlockOfNoiseAndMusicAgrees() throws {
         let blockFrames = 19_200
         let noise = TestSignal.whiteNoise(peakDBFS: -3, seconds: 2)

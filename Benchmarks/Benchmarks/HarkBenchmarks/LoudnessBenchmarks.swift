@@ -5,8 +5,9 @@ import Loudness
 /// The loudness meter every recording runs on its encoder thread (EBU R128: K-weighting, gating
 /// blocks, short-term values, true peak), fed 1 s of audio in 125 ms periods as a session feeds
 /// it: 48 kHz stereo and 5.1, and 7.1 at 192 kHz in 32 bits (where the true peak is the sample
-/// peak, and the K-weighting runs four lanes at a time). Hot path: no malloc allowed. The meter keeps measuring across iterations, so they
-/// see a recording in its steady state, its histograms filling.
+/// peak, and the K-weighting runs four lanes at a time). Hot path: no malloc allowed. The meter
+/// keeps measuring across iterations, so they see a recording in its steady state, its histograms
+/// filling.
 func registerLoudnessBenchmarks() {
     let shapes: [(String, PCMFormat)] = [
         ("S16_LE_stereo", PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
