@@ -2,6 +2,20 @@
 // hark: a command-line audio recorder for Linux. See docs/architecture.md for the architecture.
 import PackageDescription
 
+// The loops compiled for x86-64 processors with AVX2 and FMA (LoudnessKernelChoice picks them at
+// run time): only where the package is built on x86-64, as those flags mean nothing elsewhere.
+#if arch(x86_64)
+let loudnessKernelsAVX2: [Target.Dependency] = ["LoudnessKernelsAVX2"]
+let loudnessKernelsAVX2Target: [Target] = [
+    .target(name: "LoudnessKernelsAVX2", dependencies: ["LoudnessKernels"],
+            swiftSettings: [.unsafeFlags(["-Xcc", "-mavx2", "-Xcc", "-mfma"]),
+                            .unsafeFlags(["-O"], .when(configuration: .debug))]),
+]
+#else
+let loudnessKernelsAVX2: [Target.Dependency] = []
+let loudnessKernelsAVX2Target: [Target] = []
+#endif
+
 let package = Package(
     name: "hark",
     products: [
@@ -34,6 +48,8 @@ let package = Package(
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // Headers only: Linux calls glibc has and Swift's Glibc module does not show (signalfd).
         .systemLibrary(name: "CLinux"),
+        // Headers only: what the processor can run (CPUID), for the loudness meter's AVX2 loops.
+        .systemLibrary(name: "CCPU"),
 
         // One module per stage of the data flow.
         .target(name: "AudioFormat"),
@@ -50,8 +66,11 @@ let package = Package(
         // Optimised in debug builds too: every recording runs its meter on the encoder thread, and
         // unoptimised, its vector loops cost the debug hark (which the tests drive) 30–50 times
         // more, enough to fall behind real time.
-        .target(name: "Loudness", dependencies: ["AudioFormat"],
+        .target(name: "Loudness", dependencies: ["AudioFormat", "LoudnessKernels", "CCPU"] + loudnessKernelsAVX2,
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // The meter's two inner loops, one source each, inlined where they are used: into Loudness
+        // for every processor, and into LoudnessKernelsAVX2 for AVX2 with FMA.
+        .target(name: "LoudnessKernels", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Recorder",
             dependencies: ["AudioFormat", "RingBuffer", "Realtime", "Capture", "SoundServer", "Encoding", "RecordPermission", "Loudness", "CLinux"]
@@ -92,5 +111,6 @@ let package = Package(
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
         .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),
-    ]
+    ] + loudnessKernelsAVX2Target
 )
+

@@ -1,6 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LoudnessKernels
+#if canImport(LoudnessKernelsAVX2)
+import LoudnessKernelsAVX2
+#endif
 
 /// ITU-R BS.1770-4's K-weighting of interleaved audio, and the sum of squares of what comes out,
 /// channel by channel: the part of a loudness measurement that touches every sample.
@@ -24,7 +28,10 @@ import Glibc
 ///
 /// Arithmetic: `Double`, direct form I per stage (each stage's own input and output history, which
 /// keeps the low-frequency pole of the high-pass accurate). The sums are per channel in the order
-/// the frames come, so the result does not depend on how the audio is cut into calls.
+/// the frames come, so the result does not depend on how the audio is cut into calls. The loop is
+/// `KWeightingKernel`, built twice (`LoudnessKernelChoice`): the portable build rounds every value
+/// as the loop above did; where the processor has AVX2 and FMA, the feedback runs as fused
+/// multiply-adds, 0.165 → 0.086 ms per second of 48 kHz stereo (2026-11-25, same harness).
 ///
 /// Denormals: after a loud passage followed by digital silence the state decays towards zero and
 /// reaches subnormal numbers, which cost a hundred times more per operation: the shelf's after
@@ -32,48 +39,22 @@ import Glibc
 /// seconds. `takeWeightedSum` sets state below 1e-20 (400 dB below full scale) to zero every
 /// 100 ms of the stream. The shelf's state falls under 1e-20 about 6 ms into silence, so a flush
 /// later than that zeroes it; one sooner leaves it until the next, by when it has run about
-/// 10 ms on subnormal numbers at most: microseconds of CPU once per silence. (The flush follows the stream's steps, not the calls, so
-/// the result does not depend on how the audio is cut.)
+/// 10 ms on subnormal numbers at most: microseconds of CPU once per silence. (The flush follows
+/// the stream's steps, not the calls, so the result does not depend on how the audio is cut.)
 ///
-/// Memory: 56 bytes per lane (a pair has two, a group four), allocated in `init`; `add`, `takeWeightedSum` and
-/// `reset` allocate nothing. Not synchronised: it belongs to its meter's thread.
+/// Memory: 56 bytes per lane (a pair has two, a group four), allocated in `init`; `add`,
+/// `takeWeightedSum` and `reset` allocate nothing. Not synchronised: it belongs to its meter's
+/// thread.
 struct KWeightingFilter: ~Copyable {
-    /// The two stages' coefficients for one rate, normalised (a0 = 1). The high-pass's numerator
-    /// is (1, −2, 1).
-    struct Coefficients: Equatable {
-        var shelfB0, shelfB1, shelfB2, shelfA1, shelfA2: Double
-        var highPassA1, highPassA2: Double
-
-        init(sampleRate: Int) {
-            let rate = Double(sampleRate)
-            // The high shelf: BS.1770-4's first stage as an analogue prototype.
-            let shelfFrequency = 1681.974450955533
-            let shelfGain = 3.999843853973347
-            let shelfQ = 0.7071752369554196
-            var k = tan(Double.pi * shelfFrequency / rate)
-            let vh = pow(10.0, shelfGain / 20.0)
-            let vb = pow(vh, 0.4996667741545416)
-            let a0 = 1.0 + k / shelfQ + k * k
-            shelfB0 = (vh + vb * k / shelfQ + k * k) / a0
-            shelfB1 = 2.0 * (k * k - vh) / a0
-            shelfB2 = (vh - vb * k / shelfQ + k * k) / a0
-            shelfA1 = 2.0 * (k * k - 1.0) / a0
-            shelfA2 = (1.0 - k / shelfQ + k * k) / a0
-            // The RLB high-pass.
-            let highPassFrequency = 38.13547087602444
-            let highPassQ = 0.5003270373238773
-            k = tan(Double.pi * highPassFrequency / rate)
-            let b0 = 1.0 + k / highPassQ + k * k
-            highPassA1 = 2.0 * (k * k - 1.0) / b0
-            highPassA2 = (1.0 - k / highPassQ + k * k) / b0
-        }
-    }
+    typealias Coefficients = KWeightingCoefficients
 
     /// The lowest rate the filter is defined for: the shelf's frequency must lie below Nyquist.
     static let lowestSampleRate = 3_400
 
     let channels: Int
     let coefficients: Coefficients
+    /// Which build of the loop runs (`LoudnessKernelChoice`).
+    let kernels: LoudnessKernelChoice
     /// Channels in groups filtered together, one lane per channel: groups of four while three or
     /// more channels are left (two SSE vectors, two independent chains the processor overlaps), then
     /// one pair. Stereo stays one pair: four lanes would double its work for no overlap it lacks.
@@ -84,8 +65,8 @@ struct KWeightingFilter: ~Copyable {
     /// 32-byte aligned, so that every group's vectors are aligned whatever their width.
     private let memory: UnsafeMutableRawPointer
     private let memoryBytes: Int
-    private static let slots = 7
-    private static let sumSlot = 6
+    private static let slots = KWeightingKernel.slots
+    private static let sumSlot = KWeightingKernel.sumSlot
 
     /// Channels `first..<first + lanes` (clamped to the last channel), with their state from
     /// byte `offset` of `memory`.
@@ -95,9 +76,10 @@ struct KWeightingFilter: ~Copyable {
         var offset: Int
     }
 
-    init(channels: Int, sampleRate: Int) {
+    init(channels: Int, sampleRate: Int, kernels: LoudnessKernelChoice = .fastest) {
         precondition(channels > 0 && sampleRate >= Self.lowestSampleRate)
         self.channels = channels
+        self.kernels = kernels
         self.coefficients = Coefficients(sampleRate: sampleRate)
         var groups: [Group] = []
         var first = 0, offset = 0
@@ -124,20 +106,35 @@ struct KWeightingFilter: ~Copyable {
     /// Real-time safe: no allocation, no locks, no system calls.
     @inline(__always)
     mutating func add<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
-        let last = channels - 1
         for group in groups {
             let state = memory + group.offset
-            let c = group.first
             if group.lanes == 4 {
-                Self.run(samples, frames: frames, stride: channels, memory: state.assumingMemoryBound(to: SIMD4<Double>.self),
-                         coefficients: coefficients) { frame in
-                    SIMD4(Sample.fraction(frame[c]), Sample.fraction(frame[c + 1]),
-                          Sample.fraction(frame[min(c + 2, last)]), Sample.fraction(frame[min(c + 3, last)]))
+                let lanes = state.assumingMemoryBound(to: SIMD4<Double>.self)
+                switch kernels {
+                case .portable:
+                    KWeightingKernel.quad(samples, frames: frames, channels: channels, first: group.first,
+                                          memory: lanes, coefficients: coefficients, PortableArithmetic.self)
+                case .avx2FMA:
+                    #if canImport(LoudnessKernelsAVX2)
+                    AVX2Kernels.kWeightingQuad(samples, kind: Sample.kind, frames: frames, channels: channels, first: group.first,
+                                               memory: lanes, coefficients: coefficients)
+                    #else
+                    preconditionFailure("KWeightingFilter: no AVX2 kernels in this build")
+                    #endif
                 }
             } else {
-                Self.run(samples, frames: frames, stride: channels, memory: state.assumingMemoryBound(to: SIMD2<Double>.self),
-                         coefficients: coefficients) { frame in
-                    SIMD2(Sample.fraction(frame[c]), Sample.fraction(frame[min(c + 1, last)]))
+                let lanes = state.assumingMemoryBound(to: SIMD2<Double>.self)
+                switch kernels {
+                case .portable:
+                    KWeightingKernel.pair(samples, frames: frames, channels: channels, first: group.first,
+                                          memory: lanes, coefficients: coefficients, PortableArithmetic.self)
+                case .avx2FMA:
+                    #if canImport(LoudnessKernelsAVX2)
+                    AVX2Kernels.kWeightingPair(samples, kind: Sample.kind, frames: frames, channels: channels, first: group.first,
+                                               memory: lanes, coefficients: coefficients)
+                    #else
+                    preconditionFailure("KWeightingFilter: no AVX2 kernels in this build")
+                    #endif
                 }
             }
         }
@@ -161,33 +158,28 @@ struct KWeightingFilter: ~Copyable {
         }
         return total
     }
+}
 
-    /// Both stages over the lanes `input` reads from each frame, the state in registers for the
-    /// whole loop. Each stage is direct form I, its feedback term added last so that only one
-    /// multiply and one subtract lie on the path from one output to the next.
-    @inline(__always)
-    private static func run<Sample: MeasuredSample, Lanes: SIMD>(
-        _ samples: UnsafePointer<Sample>, frames: Int, stride: Int,
-        memory: UnsafeMutablePointer<Lanes>, coefficients c: Coefficients,
-        input: (UnsafePointer<Sample>) -> Lanes
-    ) where Lanes.Scalar == Double {
-        let b0 = Lanes(repeating: c.shelfB0), b1 = Lanes(repeating: c.shelfB1), b2 = Lanes(repeating: c.shelfB2)
-        let a1 = Lanes(repeating: c.shelfA1), a2 = Lanes(repeating: c.shelfA2)
-        let r1 = Lanes(repeating: c.highPassA1), r2 = Lanes(repeating: c.highPassA2)
-        var x1 = memory[0], x2 = memory[1], y1 = memory[2], y2 = memory[3], z1 = memory[4], z2 = memory[5]
-        var sum = memory[sumSlot]
-        var frame = samples
-        for _ in 0..<frames {
-            let x = input(frame)
-            let y = (b0 * x + b1 * x1 + b2 * x2 - a2 * y2) - a1 * y1
-            let z = (y - 2 * y1 + y2 - r2 * z2) - r1 * z1
-            x2 = x1; x1 = x
-            y2 = y1; y1 = y
-            z2 = z1; z1 = z
-            sum += z * z
-            frame += stride
-        }
-        memory[0] = x1; memory[1] = x2; memory[2] = y1; memory[3] = y2; memory[4] = z1; memory[5] = z2
-        memory[sumSlot] = sum
+extension KWeightingCoefficients {
+    /// BS.1770-4's two stages at `sampleRate`, as libebur128 computes them (see `KWeightingFilter`).
+    init(sampleRate: Int) {
+        let rate = Double(sampleRate)
+        // The high shelf: BS.1770-4's first stage as an analogue prototype.
+        let shelfFrequency = 1681.974450955533
+        let shelfGain = 3.999843853973347
+        let shelfQ = 0.7071752369554196
+        var k = tan(Double.pi * shelfFrequency / rate)
+        let vh = pow(10.0, shelfGain / 20.0)
+        let vb = pow(vh, 0.4996667741545416)
+        let a0 = 1.0 + k / shelfQ + k * k
+        let shelf = (b0: (vh + vb * k / shelfQ + k * k) / a0, b1: 2.0 * (k * k - vh) / a0,
+                     b2: (vh - vb * k / shelfQ + k * k) / a0, a1: 2.0 * (k * k - 1.0) / a0, a2: (1.0 - k / shelfQ + k * k) / a0)
+        // The RLB high-pass.
+        let highPassFrequency = 38.13547087602444
+        let highPassQ = 0.5003270373238773
+        k = tan(Double.pi * highPassFrequency / rate)
+        let b0 = 1.0 + k / highPassQ + k * k
+        self.init(shelfB0: shelf.b0, shelfB1: shelf.b1, shelfB2: shelf.b2, shelfA1: shelf.a1, shelfA2: shelf.a2,
+                  highPassA1: 2.0 * (k * k - 1.0) / b0, highPassA2: (1.0 - k / highPassQ + k * k) / b0)
     }
 }

@@ -61,8 +61,9 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// FL FR FC; quad; 5.0; 5.1 as FL FR FC LFE RL RR; 6.1; 7.1), the order ALSA and WAV deliver
     /// them in; past eight, as `LoudnessChannelRole.rolesWithoutLayout` says. `layout` must have
     /// `format.channels` positions. Nil for more than `maximumChannels` channels or a rate outside
-    /// `sampleRates`. Allocates.
-    public init?(format: PCMFormat, layout: ChannelLayout? = nil) {
+    /// `sampleRates`. `kernels` is the build of the inner loops to run (`LoudnessKernelChoice`;
+    /// the tests compare them). Allocates.
+    public init?(format: PCMFormat, layout: ChannelLayout? = nil, kernels: LoudnessKernelChoice = .fastest) {
         if let layout {
             precondition(layout.positions.count == format.channels,
                           "LoudnessMeter: layout \(layout) does not have \(format.channels) channels")
@@ -73,8 +74,8 @@ public final class LoudnessMeter: @unchecked Sendable {
             ?? LoudnessChannelRole.rolesWithoutLayout(channels: format.channels)
         weights = .allocate(capacity: format.channels)
         weights.initialize(from: roles.map(\.weight), count: format.channels)
-        filter = KWeightingFilter(channels: format.channels, sampleRate: format.sampleRate)
-        truePeak = TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate)
+        filter = KWeightingFilter(channels: format.channels, sampleRate: format.sampleRate, kernels: kernels)
+        truePeak = TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate, kernels: kernels)
         stepFrames = (format.sampleRate + 5) / 10
         framesUntilStep = stepFrames
         staging = .allocate(byteCount: Self.stagingFrames * format.bytesPerFrame, alignment: 16)

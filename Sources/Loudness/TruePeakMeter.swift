@@ -1,3 +1,8 @@
+import LoudnessKernels
+#if canImport(LoudnessKernelsAVX2)
+import LoudnessKernelsAVX2
+#endif
+
 /// The true peak of interleaved audio (ITU-R BS.1770-4 Annex 2): the largest absolute value of
 /// the signal oversampled 4× (below 192 kHz; see Rates), and of the samples themselves, over all
 /// channels, linear (1.0 is full scale).
@@ -28,17 +33,20 @@
 ///
 /// Arithmetic: `Float`, as libebur128's interpolator also ran. Samples are normalised as
 /// `MeasuredSample` says: 16-bit / 32,768, 32-bit (and S24 shifted into 32 bits) / 2^31, float as
-/// is (`LoudnessMeter` has zeroed non-finite ones).
+/// is (`LoudnessMeter` has zeroed non-finite ones). The filter's loop is `TruePeakKernel`, built
+/// twice (`LoudnessKernelChoice`): portable (SSE2: eight lanes in two registers, a multiply and an
+/// add per tap), and for processors with AVX2 and FMA (eight lanes in one register, one fused
+/// multiply-add per tap).
 ///
 /// Memory is allocated in `init`: 3.6 KiB and 44 bytes per channel. `add` and `reset` allocate
 /// nothing. Not synchronised: it belongs to its meter's thread.
 struct TruePeakMeter: ~Copyable {
     /// Taps per phase.
-    static let taps = 12
-    static let phases = 4
+    static let taps = TruePeakKernel.taps
+    static let phases = TruePeakKernel.phases
     /// Samples of each channel kept from one call to the next: those the filter reads before the
     /// current one.
-    static let historyLength = taps - 1
+    static let historyLength = TruePeakKernel.historyLength
     /// Frames screened at a time (`addFrames`); at least `historyLength`. Smaller chunks skip more
     /// of a signal whose level varies and cost more to screen; 32 measured best of 16…512 (with 16,
     /// music-like audio cost 0.02 ms/s less and noise 0.02 more).
@@ -66,8 +74,9 @@ struct TruePeakMeter: ~Copyable {
 
     /// The screening gain: the largest phase's L1 norm (Σ|h|, 2.023 for phases 1 and 2), raised by
     /// 2^-16 to cover `Float` rounding. A computed output of 12 products summed in `Float` is at
-    /// most (1 + 12·2^-24)·Σ|h||x| (the standard bound γ₁₂ on recursive summation), and the
-    /// product `maxAbs × screeningGain` is rounded once more: 2^-16 covers both many times over.
+    /// most (1 + 12·2^-24)·Σ|h||x| (the standard bound γ₁₂ on recursive summation; fused
+    /// multiply-adds round less often, so the bound holds for them too), and the product
+    /// `maxAbs × screeningGain` is rounded once more: 2^-16 covers both many times over.
     static let screeningGain: Float = {
         let norms = coefficients.map { phase in phase.reduce(0.0) { $0 + Double(abs($1)) } }
         return Float(norms.max()! * (1 + 1.0 / 65_536))
@@ -83,6 +92,8 @@ struct TruePeakMeter: ~Copyable {
     static let interpolatedRates = 0..<192_000
     /// Whether the filter runs at all; without it `peak` is the sample peak (see the type's comment).
     let interpolates: Bool
+    /// Which build of the filter's loop runs (`LoudnessKernelChoice`).
+    let kernels: LoudnessKernelChoice
     /// The 48 coefficients, phase after phase, each in all lanes of a vector (so that the filter's
     /// inner loop loads them rather than spreading a scalar across lanes each time).
     private let filter: UnsafeMutablePointer<SIMD8<Float>>
@@ -101,10 +112,11 @@ struct TruePeakMeter: ~Copyable {
     private(set) var filteredFrames = 0
 
     /// A meter for `channels` interleaved channels at `sampleRate` frames a second.
-    init(channels: Int, sampleRate: Int, screening: Bool = true) {
+    init(channels: Int, sampleRate: Int, screening: Bool = true, kernels: LoudnessKernelChoice = .fastest) {
         precondition(channels > 0 && sampleRate > 0)
         self.channels = channels
         self.screening = screening
+        self.kernels = kernels
         interpolates = Self.interpolatedRates.contains(sampleRate)
         filter = .allocate(capacity: Self.phases * Self.taps)
         for phase in 0..<Self.phases {
@@ -211,7 +223,18 @@ struct TruePeakMeter: ~Copyable {
             for index in 0..<count {
                 line[length + index] = Sample.normalised(samples[(start + index) * channels + channel])
             }
-            peak = max(peak, Self.largestOutput(line, count: count, filter: filter))
+            let largest: Float
+            switch kernels {
+            case .portable:
+                largest = TruePeakKernel.largestOutput(line, count: count, filter: filter, PortableArithmetic.self)
+            case .avx2FMA:
+                #if canImport(LoudnessKernelsAVX2)
+                largest = AVX2Kernels.truePeakLargestOutput(line, count: count, filter: filter)
+                #else
+                preconditionFailure("TruePeakMeter: no AVX2 kernels in this build")
+                #endif
+            }
+            peak = max(peak, largest)
         }
     }
 
@@ -232,42 +255,5 @@ struct TruePeakMeter: ~Copyable {
             for index in 0..<length { largest = max(largest, abs(kept[index])) }
         }
         historyPeak = largest
-    }
-
-    /// The largest |output| of the four phases for the `count` samples from `line[historyLength]`
-    /// on (each reading the 11 before it too). Eight outputs at a time in vector lanes; each
-    /// output is summed in the same order (k = 0…11, from zero) in the lanes and in the scalar
-    /// tail, so its value does not depend on where a chunk starts.
-    @inline(__always)
-    static func largestOutput(_ line: UnsafePointer<Float>, count: Int, filter h: UnsafePointer<SIMD8<Float>>) -> Float {
-        let newest = UnsafeRawPointer(line + historyLength)
-        var largest = SIMD8<Float>()
-        var n = 0
-        while n + 8 <= count {
-            var y0 = SIMD8<Float>(), y1 = SIMD8<Float>(), y2 = SIMD8<Float>(), y3 = SIMD8<Float>()
-            for k in 0..<taps {
-                let x = newest.loadUnaligned(fromByteOffset: (n - k) * 4, as: SIMD8<Float>.self)
-                y0 += h[k] * x
-                y1 += h[taps + k] * x
-                y2 += h[2 * taps + k] * x
-                y3 += h[3 * taps + k] * x
-            }
-            largest = lanesMax(largest, lanesMax(lanesMax(lanesAbs(y0), lanesAbs(y1)), lanesMax(lanesAbs(y2), lanesAbs(y3))))
-            n += 8
-        }
-        var result = largestLane(largest)
-        let x = line + historyLength
-        while n < count {
-            var y0: Float = 0, y1: Float = 0, y2: Float = 0, y3: Float = 0
-            for k in 0..<taps {
-                y0 += h[k][0] * x[n - k]
-                y1 += h[taps + k][0] * x[n - k]
-                y2 += h[2 * taps + k][0] * x[n - k]
-                y3 += h[3 * taps + k][0] * x[n - k]
-            }
-            result = max(result, abs(y0), abs(y1), abs(y2), abs(y3))
-            n += 1
-        }
-        return result
     }
 }

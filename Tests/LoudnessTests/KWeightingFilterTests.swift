@@ -15,8 +15,8 @@ import Testing
 
     /// The sum of squared K-weighted outputs of one channel filtered on its own (a mono filter),
     /// taken after `frames` in pieces of `piece`.
-    static func aloneSum(_ signal: [Int16], sampleRate: Int, piece: Int) -> Double {
-        var filter = KWeightingFilter(channels: 1, sampleRate: sampleRate)
+    static func aloneSum(_ signal: [Int16], sampleRate: Int, piece: Int, kernels: LoudnessKernelChoice) -> Double {
+        var filter = KWeightingFilter(channels: 1, sampleRate: sampleRate, kernels: kernels)
         var start = 0
         signal.withUnsafeBufferPointer { buffer in
             while start < buffer.count {
@@ -31,9 +31,9 @@ import Testing
 
     /// For every channel count from 1 to 9 (one pair; a group of four; four and a pair; two groups
     /// of four; two groups and a pair), each channel's sum, read alone through a one-hot weight,
-    /// is bit for bit its sum filtered alone.
-    @Test(arguments: 1...9)
-    func everyChannelIsFilteredAsIfAlone(channels: Int) {
+    /// is bit for bit its sum filtered alone, in each build of the loop this processor runs.
+    @Test(arguments: 1...9, LoudnessKernelChoice.available)
+    func everyChannelIsFilteredAsIfAlone(channels: Int, kernels: LoudnessKernelChoice) {
         let frames = 4_800, rate = 44_100, piece = 777
         let signals = (0..<channels).map { Self.channelSignal($0, frames: frames) }
         var interleaved = [Int16](repeating: 0, count: frames * channels)
@@ -41,7 +41,7 @@ import Testing
             for channel in 0..<channels { interleaved[frame * channels + channel] = signals[channel][frame] }
         }
         for channel in 0..<channels {
-            var filter = KWeightingFilter(channels: channels, sampleRate: rate)
+            var filter = KWeightingFilter(channels: channels, sampleRate: rate, kernels: kernels)
             var start = 0
             interleaved.withUnsafeBufferPointer { buffer in
                 while start < frames {
@@ -53,8 +53,8 @@ import Testing
             var weights = [Double](repeating: 0, count: channels)
             weights[channel] = 1
             let sum = filter.takeWeightedSum(weights: weights)
-            #expect(sum == Self.aloneSum(signals[channel], sampleRate: rate, piece: piece),
-                    "channel \(channel + 1) of \(channels)")
+            #expect(sum == Self.aloneSum(signals[channel], sampleRate: rate, piece: piece, kernels: kernels),
+                    "channel \(channel + 1) of \(channels), \(kernels)")
             // The sums were cleared: nothing is left to read, in any lane.
             #expect(filter.takeWeightedSum(weights: [Double](repeating: 1, count: channels)) == 0)
         }

@@ -57,8 +57,9 @@ import Glibc
     ]
 
     /// The peak of `samples` (stereo S16) fed in pieces of `pieceFrames`.
-    static func meter(_ samples: [Int16], screening: Bool = true, pieceFrames: Int = 1_000) -> TruePeakMeter {
-        var meter = TruePeakMeter(channels: 2, sampleRate: 48_000, screening: screening)
+    static func meter(_ samples: [Int16], screening: Bool = true, pieceFrames: Int = 1_000,
+                      kernels: LoudnessKernelChoice = .fastest) -> TruePeakMeter {
+        var meter = TruePeakMeter(channels: 2, sampleRate: 48_000, screening: screening, kernels: kernels)
         samples.withUnsafeBufferPointer { all in
             var frame = 0
             let frames = all.count / 2
@@ -72,18 +73,19 @@ import Glibc
     }
 
     /// The screening invariant: skipping a chunk whose bound (largest |x| × the largest phase's
-    /// L1 norm) is at most the peak so far never changes the peak, to the bit.
-    @Test(arguments: signals.indices)
-    func screeningGivesExactlyTheUnscreenedPeak(_ index: Int) {
+    /// L1 norm) is at most the peak so far never changes the peak, to the bit, in each build of
+    /// the filter's loop this processor runs.
+    @Test(arguments: signals.indices, LoudnessKernelChoice.available)
+    func screeningGivesExactlyTheUnscreenedPeak(_ index: Int, kernels: LoudnessKernelChoice) {
         let (name, samples) = Self.signals[index]
         let frames = samples.count / 2
-        let unscreened = Self.meter(samples, screening: false)
+        let unscreened = Self.meter(samples, screening: false, kernels: kernels)
         #expect(unscreened.filteredFrames == frames)
         for pieceFrames in [1_000, 6_000, 4_096, 13] {
-            let screened = Self.meter(samples, pieceFrames: pieceFrames)
-            #expect(screened.peak.bitPattern == unscreened.peak.bitPattern, "\(name), pieces of \(pieceFrames)")
+            let screened = Self.meter(samples, pieceFrames: pieceFrames, kernels: kernels)
+            #expect(screened.peak.bitPattern == unscreened.peak.bitPattern, "\(name), pieces of \(pieceFrames), \(kernels)")
         }
-        let screened = Self.meter(samples)
+        let screened = Self.meter(samples, kernels: kernels)
         print("""
             LoudnessTests: true peak of \(name): \(text(20 * log10(Double(screened.peak)))) dBTP; \
             filter ran on \(100 * screened.filteredFrames / frames)% of the frames
@@ -108,15 +110,17 @@ import Glibc
     }
 
     /// The peak does not depend on how the frames are split into calls: the 11 samples the filter
-    /// reads before each frame are carried from one call to the next.
-    @Test func historyCarriesAcrossCalls() {
+    /// reads before each frame are carried from one call to the next (and the filter's scalar tail
+    /// rounds as its vector lanes do), in each build of the loop.
+    @Test(arguments: LoudnessKernelChoice.available)
+    func historyCarriesAcrossCalls(kernels: LoudnessKernelChoice) {
         let samples = Self.risingNoise(seconds: 0.5)
-        let whole = Self.meter(samples, screening: false, pieceFrames: samples.count)
+        let whole = Self.meter(samples, screening: false, pieceFrames: samples.count, kernels: kernels)
         for pieceFrames in [1, 5, 11, 12, 31, 32, 33, 512, 513] {
-            #expect(Self.meter(samples, screening: false, pieceFrames: pieceFrames).peak.bitPattern == whole.peak.bitPattern,
-                    "unscreened, pieces of \(pieceFrames)")
-            #expect(Self.meter(samples, pieceFrames: pieceFrames).peak.bitPattern == whole.peak.bitPattern,
-                    "screened, pieces of \(pieceFrames)")
+            #expect(Self.meter(samples, screening: false, pieceFrames: pieceFrames, kernels: kernels).peak.bitPattern
+                        == whole.peak.bitPattern, "unscreened, pieces of \(pieceFrames), \(kernels)")
+            #expect(Self.meter(samples, pieceFrames: pieceFrames, kernels: kernels).peak.bitPattern == whole.peak.bitPattern,
+                    "screened, pieces of \(pieceFrames), \(kernels)")
         }
     }
 

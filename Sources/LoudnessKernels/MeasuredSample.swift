@@ -4,25 +4,49 @@
 ///
 /// Normalisation is BS.1770's and every meter's (libebur128, FFmpeg): 16-bit / 32,768, 32-bit /
 /// 2^31, float as it is.
-protocol MeasuredSample {
+public protocol MeasuredSample {
+    /// Which of the three types this is, for code that must pick a concrete function for it
+    /// (`LoudnessKernelsAVX2`'s entry points).
+    static var kind: MeasuredSampleKind { get }
     /// The sample as a fraction of full scale, rounded to `Float`.
     static func normalised(_ sample: Self) -> Float
     /// The sample as a fraction of full scale, exact (every sample type here fits a `Double`).
     static func fraction(_ sample: Self) -> Double
+    /// The `Vector.scalarCount` samples from `samples` on, each as `fraction` gives it: one
+    /// vector load and conversion.
+    static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Self>, as: Vector.Type) -> Vector where Vector.Scalar == Double
     /// The largest `normalised` magnitude among `count` samples (0 for none); at least that of
     /// every one of them, as `normalised` rounds it.
     static func largestMagnitude(_ samples: UnsafePointer<Self>, count: Int) -> Float
 }
 
+/// The sample types a meter reads.
+public enum MeasuredSampleKind: Sendable {
+    case int16, int32, float
+}
+
 extension Int16: MeasuredSample {
-    @inline(__always)
-    static func normalised(_ sample: Int16) -> Float { Float(sample) * (1 / 32_768) }
+    public static var kind: MeasuredSampleKind { .int16 }
 
-    @inline(__always)
-    static func fraction(_ sample: Int16) -> Double { Double(sample) * (1 / 32_768) }
+    @inlinable @inline(__always)
+    public static func normalised(_ sample: Int16) -> Float { Float(sample) * (1 / 32_768) }
 
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Int16>, count: Int) -> Float {
+    @inlinable @inline(__always)
+    public static func fraction(_ sample: Int16) -> Double { Double(sample) * (1 / 32_768) }
+
+    @inlinable @inline(__always)
+    public static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Int16>, as: Vector.Type) -> Vector where Vector.Scalar == Double {
+        // Two or four lanes (the K-weighting's); the scale is a power of two, so each lane is
+        // exactly its `fraction`.
+        let raw = UnsafeRawPointer(samples)
+        if Vector.scalarCount == 2 {
+            return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int16>.self)) * (1 / 32_768), to: Vector.self)
+        }
+        return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int16>.self)) * (1 / 32_768), to: Vector.self)
+    }
+
+    @inlinable @inline(__always)
+    public static func largestMagnitude(_ samples: UnsafePointer<Int16>, count: Int) -> Float {
         let raw = UnsafeRawPointer(samples)
         var high = SIMD16<Int16>(repeating: 0), low = SIMD16<Int16>(repeating: 0)
         var index = 0
@@ -42,14 +66,27 @@ extension Int16: MeasuredSample {
 }
 
 extension Int32: MeasuredSample {
-    @inline(__always)
-    static func normalised(_ sample: Int32) -> Float { Float(sample) * (1 / 2_147_483_648) }
+    public static var kind: MeasuredSampleKind { .int32 }
 
-    @inline(__always)
-    static func fraction(_ sample: Int32) -> Double { Double(sample) * (1 / 2_147_483_648) }
+    @inlinable @inline(__always)
+    public static func normalised(_ sample: Int32) -> Float { Float(sample) * (1 / 2_147_483_648) }
 
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Int32>, count: Int) -> Float {
+    @inlinable @inline(__always)
+    public static func fraction(_ sample: Int32) -> Double { Double(sample) * (1 / 2_147_483_648) }
+
+    @inlinable @inline(__always)
+    public static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Int32>, as: Vector.Type) -> Vector where Vector.Scalar == Double {
+        // Two or four lanes (the K-weighting's); the scale is a power of two, so each lane is
+        // exactly its `fraction`.
+        let raw = UnsafeRawPointer(samples)
+        if Vector.scalarCount == 2 {
+            return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
+        }
+        return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
+    }
+
+    @inlinable @inline(__always)
+    public static func largestMagnitude(_ samples: UnsafePointer<Int32>, count: Int) -> Float {
         let raw = UnsafeRawPointer(samples)
         var high = SIMD8<Int32>(repeating: 0), low = SIMD8<Int32>(repeating: 0)
         var index = 0
@@ -70,14 +107,25 @@ extension Int32: MeasuredSample {
 }
 
 extension Float: MeasuredSample {
-    @inline(__always)
-    static func normalised(_ sample: Float) -> Float { sample }
+    public static var kind: MeasuredSampleKind { .float }
 
-    @inline(__always)
-    static func fraction(_ sample: Float) -> Double { Double(sample) }
+    @inlinable @inline(__always)
+    public static func normalised(_ sample: Float) -> Float { sample }
 
-    @inline(__always)
-    static func largestMagnitude(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+    @inlinable @inline(__always)
+    public static func fraction(_ sample: Float) -> Double { Double(sample) }
+
+    @inlinable @inline(__always)
+    public static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Float>, as: Vector.Type) -> Vector where Vector.Scalar == Double {
+        let raw = UnsafeRawPointer(samples)
+        if Vector.scalarCount == 2 {
+            return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Float>.self)), to: Vector.self)
+        }
+        return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Float>.self)), to: Vector.self)
+    }
+
+    @inlinable @inline(__always)
+    public static func largestMagnitude(_ samples: UnsafePointer<Float>, count: Int) -> Float {
         let raw = UnsafeRawPointer(samples)
         var largest = SIMD8<Float>()
         var index = 0
@@ -99,20 +147,20 @@ extension Float: MeasuredSample {
 // `max()` for float vectors go element by element through `Float.maximum` (NaN rules), out of line.
 
 /// |v|, lane by lane (the sign bit cleared).
-@inline(__always)
-func lanesAbs(_ v: SIMD8<Float>) -> SIMD8<Float> {
+@inlinable @inline(__always)
+public func lanesAbs(_ v: SIMD8<Float>) -> SIMD8<Float> {
     unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
 }
 
 /// The larger of `a` and `b`, lane by lane (no NaNs here).
-@inline(__always)
-func lanesMax(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+@inlinable @inline(__always)
+public func lanesMax(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
     a.replacing(with: b, where: a .< b)
 }
 
 /// The largest lane of `v` (no NaNs here).
-@inline(__always)
-func largestLane(_ v: SIMD8<Float>) -> Float {
+@inlinable @inline(__always)
+public func largestLane(_ v: SIMD8<Float>) -> Float {
     let half = lanesMax(v, SIMD8(lowHalf: v.highHalf, highHalf: v.lowHalf))
     var result = half[0]
     for lane in 1..<4 where half[lane] > result { result = half[lane] }
@@ -120,8 +168,8 @@ func largestLane(_ v: SIMD8<Float>) -> Float {
 }
 
 /// The largest lane of `v`.
-@inline(__always)
-func largestLane(_ v: SIMD16<Int16>) -> Int16 {
+@inlinable @inline(__always)
+public func largestLane(_ v: SIMD16<Int16>) -> Int16 {
     var half = v.lowHalf
     half.replace(with: v.highHalf, where: half .< v.highHalf)
     var quarter = half.lowHalf
@@ -130,8 +178,8 @@ func largestLane(_ v: SIMD16<Int16>) -> Int16 {
 }
 
 /// The smallest lane of `v`.
-@inline(__always)
-func smallestLane(_ v: SIMD16<Int16>) -> Int16 {
+@inlinable @inline(__always)
+public func smallestLane(_ v: SIMD16<Int16>) -> Int16 {
     var half = v.lowHalf
     half.replace(with: v.highHalf, where: v.highHalf .< half)
     var quarter = half.lowHalf
@@ -140,16 +188,16 @@ func smallestLane(_ v: SIMD16<Int16>) -> Int16 {
 }
 
 /// The largest lane of `v`.
-@inline(__always)
-func largestLane(_ v: SIMD8<Int32>) -> Int32 {
+@inlinable @inline(__always)
+public func largestLane(_ v: SIMD8<Int32>) -> Int32 {
     var half = v.lowHalf
     half.replace(with: v.highHalf, where: half .< v.highHalf)
     return Swift.max(Swift.max(half[0], half[1]), Swift.max(half[2], half[3]))
 }
 
 /// The smallest lane of `v`.
-@inline(__always)
-func smallestLane(_ v: SIMD8<Int32>) -> Int32 {
+@inlinable @inline(__always)
+public func smallestLane(_ v: SIMD8<Int32>) -> Int32 {
     var half = v.lowHalf
     half.replace(with: v.highHalf, where: v.highHalf .< half)
     return Swift.min(Swift.min(half[0], half[1]), Swift.min(half[2], half[3]))
