@@ -17,6 +17,8 @@ struct HeaderPatch {
     /// Applies `edits` to `path`'s header; each returns whether it changed something. Writes only
     /// when one did.
     static func apply(to path: String, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) {
+        // Raw PCM has no header: nothing to read 256 KiB of audio for.
+        if case .raw = codec { return }
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
