@@ -65,8 +65,8 @@ struct KWeightingFilter: ~Copyable {
     /// 32-byte aligned, so that every group's vectors are aligned whatever their width.
     private let memory: UnsafeMutableRawPointer
     private let memoryBytes: Int
-    private static let slots = KWeightingKernel.slots
-    private static let sumSlot = KWeightingKernel.sumSlot
+    private static var slots: Int { KWeightingKernel.slots }
+    private static var sumSlot: Int { KWeightingKernel.sumSlot }
 
     /// Channels `first..<first + lanes` (clamped to the last channel), with their state from
     /// byte `offset` of `memory`.

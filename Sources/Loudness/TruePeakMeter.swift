@@ -42,11 +42,11 @@ import LoudnessKernelsAVX2
 /// nothing. Not synchronised: it belongs to its meter's thread.
 struct TruePeakMeter: ~Copyable {
     /// Taps per phase.
-    static let taps = TruePeakKernel.taps
-    static let phases = TruePeakKernel.phases
+    static var taps: Int { TruePeakKernel.taps }
+    static var phases: Int { TruePeakKernel.phases }
     /// Samples of each channel kept from one call to the next: those the filter reads before the
     /// current one.
-    static let historyLength = TruePeakKernel.historyLength
+    static var historyLength: Int { TruePeakKernel.historyLength }
     /// Frames screened at a time (`addFrames`); at least `historyLength`. Smaller chunks skip more
     /// of a signal whose level varies and cost more to screen; 32 measured best of 16…512 (with 16,
     /// music-like audio cost 0.02 ms/s less and noise 0.02 more).

@@ -18,9 +18,10 @@ public struct KWeightingCoefficients: Equatable, Sendable {
 /// chosen by `Math`.
 public enum KWeightingKernel {
     /// The state vectors per lane group, in this order: the shelf's last two inputs and outputs,
-    /// the high-pass's last two outputs, the sum of squared outputs.
-    public static let slots = 7
-    public static let sumSlot = 6
+    /// the high-pass's last two outputs, the sum of squared outputs. (Inlinable constants rather
+    /// than `static let`s, so that the meter's loops read no lazily initialised global.)
+    @inlinable public static var slots: Int { 7 }
+    @inlinable public static var sumSlot: Int { 6 }
 
     /// Channels `first` and `first + 1` of `channels` (the last channel again where there is no
     /// second), in the two lanes of `memory`'s vectors.

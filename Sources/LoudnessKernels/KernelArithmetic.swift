@@ -36,7 +36,7 @@ public enum PortableArithmetic: KernelArithmetic {
         c - a * b
     }
 
-    public static var loadsFourLanesWhole: Bool { false }
+    @inlinable public static var loadsFourLanesWhole: Bool { false }
 }
 
 /// `c + a × b` fused: one rounding (IEEE 754 fusedMultiplyAdd). Only for code compiled with FMA
@@ -53,5 +53,5 @@ public enum FusedArithmetic: KernelArithmetic {
         c.addingProduct(-a, b)
     }
 
-    public static var loadsFourLanesWhole: Bool { true }
+    @inlinable public static var loadsFourLanesWhole: Bool { true }
 }

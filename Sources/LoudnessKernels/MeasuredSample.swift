@@ -26,7 +26,7 @@ public enum MeasuredSampleKind: Sendable {
 }
 
 extension Int16: MeasuredSample {
-    public static var kind: MeasuredSampleKind { .int16 }
+    @inlinable public static var kind: MeasuredSampleKind { .int16 }
 
     @inlinable @inline(__always)
     public static func normalised(_ sample: Int16) -> Float { Float(sample) * (1 / 32_768) }
@@ -66,7 +66,7 @@ extension Int16: MeasuredSample {
 }
 
 extension Int32: MeasuredSample {
-    public static var kind: MeasuredSampleKind { .int32 }
+    @inlinable public static var kind: MeasuredSampleKind { .int32 }
 
     @inlinable @inline(__always)
     public static func normalised(_ sample: Int32) -> Float { Float(sample) * (1 / 2_147_483_648) }
@@ -107,7 +107,7 @@ extension Int32: MeasuredSample {
 }
 
 extension Float: MeasuredSample {
-    public static var kind: MeasuredSampleKind { .float }
+    @inlinable public static var kind: MeasuredSampleKind { .float }
 
     @inlinable @inline(__always)
     public static func normalised(_ sample: Float) -> Float { sample }

@@ -3,11 +3,12 @@
 /// processor (`Loudness`) and once for AVX2 with FMA (`LoudnessKernelsAVX2`), the arithmetic
 /// chosen by `Math`.
 public enum TruePeakKernel {
-    /// Taps per phase and phases of the filter `largestOutput` runs.
-    public static let taps = 12
-    public static let phases = 4
+    /// Taps per phase and phases of the filter `largestOutput` runs. (Inlinable constants rather
+    /// than `static let`s, so that the meter's loops read no lazily initialised global.)
+    @inlinable public static var taps: Int { 12 }
+    @inlinable public static var phases: Int { 4 }
     /// The samples before the first output that the filter reads.
-    public static let historyLength = taps - 1
+    @inlinable public static var historyLength: Int { taps - 1 }
 
     /// The largest |output| of the four phases for the `count` samples from `line[historyLength]`
     /// on (each reading the 11 before it too), `filter` holding the 48 coefficients phase after
