@@ -69,7 +69,9 @@ let package = Package(
         .target(name: "Loudness", dependencies: ["AudioFormat", "LoudnessKernels", "CCPU"] + loudnessKernelsAVX2,
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The meter's two inner loops, one source each, inlined where they are used: into Loudness
-        // for every processor, and into LoudnessKernelsAVX2 for AVX2 with FMA.
+        // for every processor, and into LoudnessKernelsAVX2 for AVX2 with FMA. After changing only
+        // the body of an @inlinable function here, touch those two modules' sources: SwiftPM's
+        // incremental build did not recompile them (2026-11-25), and would test the old loops.
         .target(name: "LoudnessKernels", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(
             name: "Recorder",

@@ -30,8 +30,9 @@ import LoudnessKernelsAVX2
 /// keeps the low-frequency pole of the high-pass accurate). The sums are per channel in the order
 /// the frames come, so the result does not depend on how the audio is cut into calls. The loop is
 /// `KWeightingKernel`, built twice (`LoudnessKernelChoice`): the portable build rounds every value
-/// as the loop above did; where the processor has AVX2 and FMA, the feedback runs as fused
-/// multiply-adds, 0.165 → 0.086 ms per second of 48 kHz stereo (2026-11-25, same harness).
+/// as `(b0·x + b1·x1 + b2·x2 − a2·y2) − a1·y1` written out does; where the processor has AVX2 and
+/// FMA, the feedback runs as fused multiply-adds and a group of four is one register, about half
+/// the time (`AVX2Kernels`).
 ///
 /// Denormals: after a loud passage followed by digital silence the state decays towards zero and
 /// reaches subnormal numbers, which cost a hundred times more per operation: the shelf's after
@@ -56,7 +57,8 @@ struct KWeightingFilter: ~Copyable {
     /// Which build of the loop runs (`LoudnessKernelChoice`).
     let kernels: LoudnessKernelChoice
     /// Channels in groups filtered together, one lane per channel: groups of four while three or
-    /// more channels are left (two SSE vectors, two independent chains the processor overlaps), then
+    /// more channels are left (two SSE vectors, two independent chains the processor overlaps; one
+    /// register in the AVX2 build), then
     /// one pair. Stereo stays one pair: four lanes would double its work for no overlap it lacks.
     /// A group's lanes past the last channel repeat it and are never summed.
     private let groups: [Group]

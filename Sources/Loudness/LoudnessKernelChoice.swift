@@ -10,12 +10,17 @@ import LoudnessKernelsAVX2
 /// the K-weighting filter's feedback costs a multiply and a subtract per sample, whose latency
 /// bounds the loop; a fused multiply-add halves it, and AVX2 doubles the true-peak filter's lanes.
 /// So on x86-64 the loops are compiled a second time, for AVX2 with FMA (`LoudnessKernelsAVX2`),
-/// and a meter takes that build where the processor has both: the meter's CPU 0.26 → 0.155 ms per
-/// second of 48 kHz stereo (AVX2Kernels says how measured).
+/// and a meter takes that build where the processor has both: the meter's CPU 0.266 → 0.149 ms per
+/// second of 48 kHz stereo, 2.59 → 0.96 for 8 channels at 192 kHz (docs/performance.md).
 ///
-/// The two builds round differently (a fused multiply-add rounds once): their loudness figures
-/// agree to about 1e-12 LU, far below the 0.01 LU a tag prints, and each build on its own gives
-/// the same result however the audio is cut into calls (LoudnessKernelTests).
+/// The two builds round differently (a fused multiply-add rounds once): their integrated loudness
+/// agrees within 1e-9 LU (about 1e-14 in the tests' signals), far below the 0.01 LU a tag prints,
+/// and each build on its own gives the same result however the audio is cut into calls
+/// (LoudnessKernelTests, KWeightingFilterTests, TruePeakMeterTests).
+///
+/// Chosen by the host a package is built on: `Package.swift` adds the AVX2 module when the
+/// manifest runs on x86-64, so a cross-build from another architecture leaves it out, and one
+/// from x86-64 to another would need that condition changed.
 public enum LoudnessKernelChoice: Sendable, Equatable, CustomStringConvertible {
     /// Multiply, then add: every x86-64 and arm64 processor.
     case portable

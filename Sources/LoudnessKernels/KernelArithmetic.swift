@@ -3,8 +3,8 @@
 ///
 /// `PortableArithmetic` multiplies, then adds: two roundings, and what every x86-64 (SSE2) and
 /// arm64 processor runs natively. `FusedArithmetic` is one fused multiply-add, one rounding: a single
-/// instruction only where the module is compiled for FMA (`LoudnessKernelsAVX2`); anywhere else
-/// it would call libm's software `fma`, a hundred times slower, so nothing outside that module
+/// instruction where the code is compiled for FMA (`LoudnessKernelsAVX2`; arm64 always has it);
+/// on baseline x86-64 it would call libm's software `fma`, many times slower, so only that module
 /// uses it.
 ///
 /// Why it matters: the K-weighting filter's feedback is a multiply and a subtract per sample
@@ -16,10 +16,10 @@ public protocol KernelArithmetic {
     static func multiplySubtract<Vector: SIMD>(_ a: Vector, _ b: Vector, _ c: Vector) -> Vector where Vector.Scalar: FloatingPoint
 
     /// Whether `KWeightingKernel.quad` reads a frame's four samples with one vector load (true) or
-    /// lane by lane. Measured, 8 channels × 192 kHz S32 (2026-11-25): lane by lane, the AVX2
-    /// build's compiler merged the lanes into a register that held the running sum, which chained
-    /// every frame to the one before (4.99 ms per second of audio, 0.96 with one load); the
-    /// portable build runs faster lane by lane (2.23 against 2.58).
+    /// lane by lane. Measured, 8 channels × 192 kHz S32 (2026-11-25, the meter as a whole): lane by
+    /// lane, the AVX2 build's compiler merged the lanes into a register that held the running sum,
+    /// which chained every frame to the one before (4.99 ms per second of audio, 0.96 with one
+    /// load); the portable build ran no faster with one load (2.58 against 2.59 lane by lane).
     static var loadsFourLanesWhole: Bool { get }
 }
 

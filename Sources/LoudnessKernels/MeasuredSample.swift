@@ -13,7 +13,8 @@ public protocol MeasuredSample {
     /// The sample as a fraction of full scale, exact (every sample type here fits a `Double`).
     static func fraction(_ sample: Self) -> Double
     /// The `Vector.scalarCount` samples from `samples` on, each as `fraction` gives it: one
-    /// vector load and conversion.
+    /// vector load and conversion. Two or four lanes only (`Vector` is `SIMD2<Double>` or
+    /// `SIMD4<Double>`; anything else traps).
     static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Self>, as: Vector.Type) -> Vector where Vector.Scalar == Double
     /// The largest `normalised` magnitude among `count` samples (0 for none); at least that of
     /// every one of them, as `normalised` rounds it.
@@ -42,6 +43,7 @@ extension Int16: MeasuredSample {
         if Vector.scalarCount == 2 {
             return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int16>.self)) * (1 / 32_768), to: Vector.self)
         }
+        precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
         return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int16>.self)) * (1 / 32_768), to: Vector.self)
     }
 
@@ -82,6 +84,7 @@ extension Int32: MeasuredSample {
         if Vector.scalarCount == 2 {
             return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
         }
+        precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
         return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
     }
 
@@ -121,6 +124,7 @@ extension Float: MeasuredSample {
         if Vector.scalarCount == 2 {
             return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Float>.self)), to: Vector.self)
         }
+        precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
         return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Float>.self)), to: Vector.self)
     }
 

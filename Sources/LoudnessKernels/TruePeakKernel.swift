@@ -46,7 +46,8 @@ public enum TruePeakKernel {
                 y2 = Math.multiplyAdd(h[2 * taps + k], sample, y2)
                 y3 = Math.multiplyAdd(h[3 * taps + k], sample, y3)
             }
-            result = max(result, abs(y0[0]), abs(y1[0]), abs(y2[0]), abs(y3[0]))
+            // Two-argument `max`es: the variadic one builds an array.
+            result = max(max(result, abs(y0[0])), max(max(abs(y1[0]), abs(y2[0])), abs(y3[0])))
             n += 1
         }
         return result

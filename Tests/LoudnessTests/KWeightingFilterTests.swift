@@ -1,3 +1,4 @@
+import LoudnessKernels
 import SignalGenerator
 import Testing
 @testable import Loudness
@@ -15,7 +16,8 @@ import Testing
 
     /// The sum of squared K-weighted outputs of one channel filtered on its own (a mono filter),
     /// taken after `frames` in pieces of `piece`.
-    static func aloneSum(_ signal: [Int16], sampleRate: Int, piece: Int, kernels: LoudnessKernelChoice) -> Double {
+    static func aloneSum<Sample: MeasuredSample>(_ signal: [Sample], sampleRate: Int, piece: Int,
+                                                 kernels: LoudnessKernelChoice) -> Double {
         var filter = KWeightingFilter(channels: 1, sampleRate: sampleRate, kernels: kernels)
         var start = 0
         signal.withUnsafeBufferPointer { buffer in
@@ -29,16 +31,43 @@ import Testing
         return filter.takeWeightedSum(weights: &one)
     }
 
+    /// The sample types the filter reads, each channel's 16-bit signal carried into it: S16 as it
+    /// is, S32 with the low half filled too (so every bit reaches the filter), float scaled.
+    enum Kind: CaseIterable, CustomStringConvertible {
+        case s16, s32, float
+        var description: String {
+            switch self {
+            case .s16: "S16"
+            case .s32: "S32"
+            case .float: "float"
+            }
+        }
+    }
+
     /// For every channel count from 1 to 9 (one pair; a group of four; four and a pair; two groups
     /// of four; two groups and a pair), each channel's sum, read alone through a one-hot weight,
-    /// is bit for bit its sum filtered alone, in each build of the loop this processor runs.
+    /// is bit for bit its sum filtered alone, for each sample type (each reads its frames its own
+    /// way: one vector load for a full group, lane by lane otherwise) and each build of the loop
+    /// this processor runs.
     @Test(arguments: 1...9, LoudnessKernelChoice.available)
     func everyChannelIsFilteredAsIfAlone(channels: Int, kernels: LoudnessKernelChoice) {
-        let frames = 4_800, rate = 44_100, piece = 777
+        let frames = 4_800
         let signals = (0..<channels).map { Self.channelSignal($0, frames: frames) }
-        var interleaved = [Int16](repeating: 0, count: frames * channels)
+        for kind in Kind.allCases {
+            switch kind {
+            case .s16: Self.check(signals, kernels: kernels, kind: kind)
+            case .s32: Self.check(signals.map { $0.map { Int32($0) << 16 | Int32($0 &* 7) & 0xFFFF } }, kernels: kernels, kind: kind)
+            case .float: Self.check(signals.map { $0.map { Float($0) / 32_768 } }, kernels: kernels, kind: kind)
+            }
+        }
+    }
+
+    static func check<Sample: MeasuredSample>(_ signals: [[Sample]], kernels: LoudnessKernelChoice, kind: Kind) {
+        let channels = signals.count, frames = signals[0].count, rate = 44_100, piece = 777
+        var interleaved = [Sample]()
+        interleaved.reserveCapacity(frames * channels)
         for frame in 0..<frames {
-            for channel in 0..<channels { interleaved[frame * channels + channel] = signals[channel][frame] }
+            for channel in 0..<channels { interleaved.append(signals[channel][frame]) }
         }
         for channel in 0..<channels {
             var filter = KWeightingFilter(channels: channels, sampleRate: rate, kernels: kernels)
@@ -54,7 +83,7 @@ import Testing
             weights[channel] = 1
             let sum = filter.takeWeightedSum(weights: weights)
             #expect(sum == Self.aloneSum(signals[channel], sampleRate: rate, piece: piece, kernels: kernels),
-                    "channel \(channel + 1) of \(channels), \(kernels)")
+                    "\(kind), channel \(channel + 1) of \(channels), \(kernels)")
             // The sums were cleared: nothing is left to read, in any lane.
             #expect(filter.takeWeightedSum(weights: [Double](repeating: 1, count: channels)) == 0)
         }
