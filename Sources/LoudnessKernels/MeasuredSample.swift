@@ -37,14 +37,7 @@ extension Int16: MeasuredSample {
 
     @inlinable @inline(__always)
     public static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Int16>, as: Vector.Type) -> Vector where Vector.Scalar == Double {
-        // Two or four lanes (the K-weighting's); the scale is a power of two, so each lane is
-        // exactly its `fraction`.
-        let raw = UnsafeRawPointer(samples)
-        if Vector.scalarCount == 2 {
-            return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int16>.self)) * (1 / 32_768), to: Vector.self)
-        }
-        precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
-        return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int16>.self)) * (1 / 32_768), to: Vector.self)
+        integerFractions(samples, as: Vector.self, scale: 1 / 32_768)
     }
 
     @inlinable @inline(__always)
@@ -78,14 +71,7 @@ extension Int32: MeasuredSample {
 
     @inlinable @inline(__always)
     public static func fractions<Vector: SIMD>(_ samples: UnsafePointer<Int32>, as: Vector.Type) -> Vector where Vector.Scalar == Double {
-        // Two or four lanes (the K-weighting's); the scale is a power of two, so each lane is
-        // exactly its `fraction`.
-        let raw = UnsafeRawPointer(samples)
-        if Vector.scalarCount == 2 {
-            return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
-        }
-        precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
-        return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Int32>.self)) * (1 / 2_147_483_648), to: Vector.self)
+        integerFractions(samples, as: Vector.self, scale: 1 / 2_147_483_648)
     }
 
     @inlinable @inline(__always)
@@ -145,6 +131,20 @@ extension Float: MeasuredSample {
         }
         return result
     }
+}
+
+/// Two or four integer samples from `samples` on, converted to `Double` and multiplied by `scale`
+/// (a power of two, so each lane is exactly its `fraction`), from one unaligned vector load.
+@inlinable @inline(__always)
+func integerFractions<Integer: FixedWidthInteger & SIMDScalar, Vector: SIMD>(
+    _ samples: UnsafePointer<Integer>, as: Vector.Type, scale: Double
+) -> Vector where Vector.Scalar == Double {
+    let raw = UnsafeRawPointer(samples)
+    if Vector.scalarCount == 2 {
+        return unsafeBitCast(SIMD2<Double>(raw.loadUnaligned(as: SIMD2<Integer>.self)) * scale, to: Vector.self)
+    }
+    precondition(Vector.scalarCount == 4, "fractions: two or four lanes")
+    return unsafeBitCast(SIMD4<Double>(raw.loadUnaligned(as: SIMD4<Integer>.self)) * scale, to: Vector.self)
 }
 
 // Vector helpers that compile to a few instructions: the standard library's `pointwiseMax` and
