@@ -58,8 +58,8 @@ struct KWeightingFilter: ~Copyable {
     let kernels: LoudnessKernelChoice
     /// Channels in groups filtered together, one lane per channel: groups of four while three or
     /// more channels are left (two SSE vectors, two independent chains the processor overlaps; one
-    /// register in the AVX2 build), then
-    /// one pair. Stereo stays one pair: four lanes would double its work for no overlap it lacks.
+    /// register in the AVX2 build), then one pair. Stereo stays one pair: four lanes would double
+    /// its work for no overlap it lacks.
     /// A group's lanes past the last channel repeat it and are never summed.
     private let groups: [Group]
     /// Per group, `slots` vectors of its lane count: the shelf's last two inputs and outputs, the
