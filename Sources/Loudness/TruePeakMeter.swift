@@ -13,13 +13,18 @@ import LoudnessKernelsAVX2
 /// the filter and adds it back after, so that integer arithmetic cannot overflow; this runs in
 /// floating point, where that step changes nothing, so it is left out.
 ///
-/// Cost: the filter is 48 multiply-adds per sample and channel (vectorised eight outputs at a
-/// time), and it runs only where it could raise the peak (`addFrames`'s screening, which is exact).
-/// Measured on the development machine (release build, 48 kHz stereo S16, 125 ms calls): 0.10 ms
-/// of CPU per second of music-like audio (the filter ran on a third of it), 0.04 ms for speech-like
-/// audio with pauses, 0.27 ms where the filter must run everywhere (white noise at a steady level,
-/// a level that keeps rising); libebur128's `EBUR128_MODE_TRUE_PEAK`, which hark used before, took
-/// 2.1 ms whatever the signal.
+/// Cost: the filter runs on the interleaved samples as they come, eight outputs at a time, and
+/// folds each mirrored pair of phases into one (`TruePeakKernel`): 24 multiply-adds per sample
+/// where the phases written out take 48. It runs only where it could raise the peak (`addFrames`'s
+/// screening, which is exact). Measured on the development machine (release build, 48 kHz stereo
+/// S16, 125 ms calls, before the folding): 0.10 ms of CPU per second of music-like audio (the
+/// filter ran on a third of it), 0.04 ms for speech-like audio with pauses, 0.27 ms where the
+/// filter must run everywhere (white noise at a steady level, a level that keeps rising);
+/// libebur128's `EBUR128_MODE_TRUE_PEAK`, which hark used before, took 2.1 ms whatever the signal.
+/// Filtering the interleaved samples and folding the phases took the whole meter from 0.146 to
+/// 0.115 ms per second of music-like stereo with the AVX2 loops and from 0.259 to 0.233 with the
+/// portable ones; 5.1 from 0.357 to 0.251 and from 0.726 to 0.632 (`/tmp` harness over these
+/// sources, 500 ms calls, best of 5; 2026-11-25).
 ///
 /// Rates: the Recommendation oversamples 48 kHz 4×, to look at the signal every 1/192,000 s. Below
 /// `interpolatedRates`' end the same 4× filter runs (its cut-off is the input's Nyquist frequency,
@@ -36,9 +41,10 @@ import LoudnessKernelsAVX2
 /// is (`LoudnessMeter` has zeroed non-finite ones). The filter's loop is `TruePeakKernel`, built
 /// twice (`LoudnessKernelChoice`): portable (SSE2: eight lanes in two registers, a multiply and an
 /// add per tap), and for processors with AVX2 and FMA (eight lanes in one register, one fused
-/// multiply-add per tap).
+/// multiply-add per tap). Folding changes how the outputs round (by a few parts in 10^7), not
+/// what they are.
 ///
-/// Memory is allocated in `init`: 3.6 KiB and 44 bytes per channel. `add` and `reset` allocate
+/// Memory is allocated in `init`: 768 bytes and 2.1 KiB per channel. `add` and `reset` allocate
 /// nothing. Not synchronised: it belongs to its meter's thread.
 struct TruePeakMeter: ~Copyable {
     /// Taps per phase.
@@ -72,11 +78,15 @@ struct TruePeakMeter: ~Copyable {
          0.1373291015625, -0.0594482421875, 0.0332031250000, -0.0196533203125, 0.0109863281250, 0.0017089843750],
     ]
 
-    /// The screening gain: the largest phase's L1 norm (Σ|h|, 2.023 for phases 1 and 2), raised by
-    /// 2^-16 to cover `Float` rounding. A computed output of 12 products summed in `Float` is at
-    /// most (1 + 12·2^-24)·Σ|h||x| (the standard bound γ₁₂ on recursive summation; fused
-    /// multiply-adds round less often, so the bound holds for them too), and the product
-    /// `maxAbs × screeningGain` is rounded once more: 2^-16 covers both many times over.
+    /// The screening gain: the largest phase's L1 norm (L = Σ|h|, 2.023 for phases 1 and 2), raised
+    /// by 2^-16 to cover `Float` rounding. The kernel computes max(|y|, |y′|) of a mirrored pair as
+    /// |Σ e_k·s_k| + |Σ f_k·d_k| (`TruePeakKernel`), whose exact value is at most L·M. Its
+    /// roundings (one in each s_k or d_k, six products summed, the final sum: at most eight in a
+    /// row, so the standard bound γ₈ on recursive summation; fused multiply-adds round less often)
+    /// add at most γ₈ · Σ (|e_k| + |f_k|)(|x_k| + |x_{11−k}|) ≤ 8·2^-24 · 2.41 · M, about 1.2e-6·M,
+    /// where 2.41 is twice Σ max(|h_k|, |h_{11−k}|) over a pair's six taps; the product
+    /// `maxAbs × screeningGain` is rounded once more. The margin, 2^-16·L·M (3.1e-5·M), covers both
+    /// many times over.
     static let screeningGain: Float = {
         let norms = coefficients.map { phase in phase.reduce(0.0) { $0 + Double(abs($1)) } }
         return Float(norms.max()! * (1 + 1.0 / 65_536))
@@ -94,15 +104,17 @@ struct TruePeakMeter: ~Copyable {
     let interpolates: Bool
     /// Which build of the filter's loop runs (`LoudnessKernelChoice`).
     let kernels: LoudnessKernelChoice
-    /// The 48 coefficients, phase after phase, each in all lanes of a vector (so that the filter's
-    /// inner loop loads them rather than spreading a scalar across lanes each time).
+    /// The folded coefficients (`TruePeakKernel.foldedFilter`), each in all lanes of a vector (so
+    /// that the filter's inner loop loads them rather than spreading a scalar across lanes each
+    /// time).
     private let filter: UnsafeMutablePointer<SIMD8<Float>>
-    /// Channel after channel, the last `historyLength` samples added, normalised, oldest first;
-    /// zeros before the first.
+    /// The last `historyLength` frames added, normalised and interleaved, oldest first; zeros
+    /// before the first.
     private let history: UnsafeMutablePointer<Float>
     /// The largest absolute value in `history`.
     private var historyPeak: Float = 0
-    /// One channel of the frames being filtered: `historyLength` samples before them, then them.
+    /// The frames being filtered, normalised and interleaved: `historyLength` frames before them,
+    /// then them.
     private let line: UnsafeMutablePointer<Float>
     /// The true peak so far, over all channels.
     private(set) var peak: Float = 0
@@ -118,14 +130,12 @@ struct TruePeakMeter: ~Copyable {
         self.screening = screening
         self.kernels = kernels
         interpolates = Self.interpolatedRates.contains(sampleRate)
-        filter = .allocate(capacity: Self.phases * Self.taps)
-        for phase in 0..<Self.phases {
-            for k in 0..<Self.taps { filter[phase * Self.taps + k] = SIMD8(repeating: Self.coefficients[phase][k]) }
-        }
+        filter = .allocate(capacity: TruePeakKernel.foldedTaps)
+        TruePeakKernel.foldedFilter(Self.coefficients, into: filter)
         history = .allocate(capacity: channels * Self.historyLength)
         history.initialize(repeating: 0, count: channels * Self.historyLength)
-        line = .allocate(capacity: Self.historyLength + Self.runFrames)
-        line.initialize(repeating: 0, count: Self.historyLength + Self.runFrames)
+        line = .allocate(capacity: (Self.historyLength + Self.runFrames) * channels)
+        line.initialize(repeating: 0, count: (Self.historyLength + Self.runFrames) * channels)
     }
 
     deinit {
@@ -207,53 +217,46 @@ struct TruePeakMeter: ~Copyable {
         keepHistory(samples, frames: frames)
     }
 
-    /// Runs the filter over frames `start..<start + count` of `samples` (at most `runFrames`),
-    /// channel by channel.
+    /// Runs the filter over frames `start..<start + count` of `samples` (at most `runFrames`), all
+    /// channels at once: the kernel filters interleaved audio as it comes.
     @inline(__always)
     private mutating func filterFrames<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, start: Int, count: Int) {
         let length = Self.historyLength
         filteredFrames &+= count
-        for channel in 0..<channels {
-            // The 11 samples before the run: from the input where it has them, else the history.
-            for index in 0..<length {
-                let frame = start - length + index
-                line[index] = frame >= 0 ? Sample.normalised(samples[frame * channels + channel])
-                    : history[channel * length + length + frame]
-            }
-            for index in 0..<count {
-                line[length + index] = Sample.normalised(samples[(start + index) * channels + channel])
-            }
-            let largest: Float
-            switch kernels {
-            case .portable:
-                largest = TruePeakKernel.largestOutput(line, count: count, filter: filter, PortableArithmetic.self)
-            case .avx2FMA:
-                #if canImport(LoudnessKernelsAVX2)
-                largest = AVX2Kernels.truePeakLargestOutput(line, count: count, filter: filter)
-                #else
-                preconditionFailure("TruePeakMeter: no AVX2 kernels in this build")
-                #endif
-            }
-            peak = max(peak, largest)
+        // The 11 frames before the run: from the input where it has them, else the history.
+        let fromHistory = max(0, length - start)
+        line.update(from: history + (length - fromHistory) * channels, count: fromHistory * channels)
+        let fromInput = length - fromHistory
+        let first = (start - fromInput) * channels
+        let values = (fromInput + count) * channels
+        let source = samples + first, destination = line + fromHistory * channels
+        for index in 0..<values { destination[index] = Sample.normalised(source[index]) }
+        let largest: Float
+        switch kernels {
+        case .portable:
+            largest = TruePeakKernel.largestOutput(line, count: count * channels, stride: channels, filter: filter,
+                                                   PortableArithmetic.self)
+        case .avx2FMA:
+            #if canImport(LoudnessKernelsAVX2)
+            largest = AVX2Kernels.truePeakLargestOutput(line, count: count * channels, stride: channels, filter: filter)
+            #else
+            preconditionFailure("TruePeakMeter: no AVX2 kernels in this build")
+            #endif
         }
+        peak = max(peak, largest)
     }
 
-    /// Keeps the last `historyLength` samples of each channel after `frames` more.
+    /// Keeps the last `historyLength` frames after `frames` more.
     @inline(__always)
     private mutating func keepHistory<Sample: MeasuredSample>(_ samples: UnsafePointer<Sample>, frames: Int) {
-        let length = Self.historyLength
+        let kept = Self.historyLength * channels
+        let added = min(frames, Self.historyLength) * channels
+        // Move the older samples up to make room.
+        if added < kept { history.update(from: history + added, count: kept - added) }
+        let source = samples + (frames * channels - added), destination = history + (kept - added)
+        for index in 0..<added { destination[index] = Sample.normalised(source[index]) }
         var largest: Float = 0
-        for channel in 0..<channels {
-            let kept = history + channel * length
-            if frames < length {
-                // Move the older samples up to make room.
-                for index in 0..<(length - frames) { kept[index] = kept[index + frames] }
-            }
-            for index in max(0, length - frames)..<length {
-                kept[index] = Sample.normalised(samples[(frames - length + index) * channels + channel])
-            }
-            for index in 0..<length { largest = max(largest, abs(kept[index])) }
-        }
+        for index in 0..<kept { largest = max(largest, abs(history[index])) }
         historyPeak = largest
     }
 }

@@ -56,7 +56,8 @@ public enum AVX2Kernels {
 
     /// `TruePeakKernel.largestOutput` with fused arithmetic.
     @inline(never)
-    public static func truePeakLargestOutput(_ line: UnsafePointer<Float>, count: Int, filter: UnsafePointer<SIMD8<Float>>) -> Float {
-        TruePeakKernel.largestOutput(line, count: count, filter: filter, FusedArithmetic.self)
+    public static func truePeakLargestOutput(_ line: UnsafePointer<Float>, count: Int, stride: Int,
+                                             filter: UnsafePointer<SIMD8<Float>>) -> Float {
+        TruePeakKernel.largestOutput(line, count: count, stride: stride, filter: filter, FusedArithmetic.self)
     }
 }

@@ -214,6 +214,46 @@ import Glibc
         #expect(float.peak == reference)
     }
 
+    /// The folded, interleaved filter (`TruePeakKernel`) finds what the Recommendation's four
+    /// phases, written out in `Double` for each channel on its own, find: for 1 to 8 channels with
+    /// a different signal in each (odd counts leave a scalar tail), fed whole or in pieces as short
+    /// as one frame (the held frames then come from the history), screened or not, in each build.
+    @Test(arguments: [1, 2, 3, 5, 6, 8], LoudnessKernelChoice.available)
+    func theFoldedFilterFindsWhatThePhasesWrittenOutFind(channels: Int, kernels: LoudnessKernelChoice) {
+        let frames = 4_800
+        let noise = TestSignal.whiteNoise(seed: UInt64(0xBEEF + channels), peakDBFS: -1, seconds: 0.1 * Double(channels))
+        // Channel c: its own stretch of the noise, at its own level, so that any channel can win.
+        let levels = (0..<channels).map { 1 / Double(1 + ($0 * 3 + channels) % 4) }
+        let samples = (0..<(frames * channels)).map { index in
+            Int16((Double(noise[(index % channels) * frames + index / channels]) * levels[index % channels]).rounded())
+        }
+        var reference = 0.0
+        for channel in 0..<channels {
+            let x = (0..<frames).map { Double(samples[$0 * channels + channel]) / 32_768 }
+            for n in 0..<frames {
+                reference = max(reference, abs(x[n]))
+                for phase in TruePeakMeter.coefficients {
+                    var y = 0.0
+                    for k in 0..<phase.count where n - k >= 0 { y += Double(phase[k]) * x[n - k] }
+                    reference = max(reference, abs(y))
+                }
+            }
+        }
+        for (pieceFrames, screening) in [(frames, false), (1, false), (7, true), (13, false), (32, true), (1_000, true)] {
+            var meter = TruePeakMeter(channels: channels, sampleRate: 48_000, screening: screening, kernels: kernels)
+            samples.withUnsafeBufferPointer { all in
+                var frame = 0
+                while frame < frames {
+                    let piece = min(pieceFrames, frames - frame)
+                    meter.add(all.baseAddress! + channels * frame, frames: piece)
+                    frame += piece
+                }
+            }
+            #expect(abs(Double(meter.peak) - reference) <= 2e-6 * reference,
+                    "\(channels) channels, pieces of \(pieceFrames), screening \(screening), \(kernels): \(meter.peak) against \(reference)")
+        }
+    }
+
     @Test func resetForgetsThePeakAndTheHeldSamples() {
         let loud = Self.risingNoise(seconds: 0.2).reversed().map { $0 }
         let quiet = TestSignal.music(seconds: 0.2).map { $0 / 16 }
