@@ -8,8 +8,9 @@ import LoudnessKernelsAVX2
 /// channels, linear (1.0 is full scale).
 ///
 /// The interpolator is the Recommendation's own: a 48-tap FIR in four phases of 12 taps
-/// (`coefficients`), run per channel with the 11 samples before each frame carried across calls
-/// (a phase's output at sample n reads samples n−11…n). BS.1770 also attenuates by 12.04 dB before
+/// (`coefficients`), each channel's outputs computed from its own samples, with the 11 frames
+/// before each call's first carried across calls (a phase's output at sample n reads samples
+/// n−11…n of its channel). BS.1770 also attenuates by 12.04 dB before
 /// the filter and adds it back after, so that integer arithmetic cannot overflow; this runs in
 /// floating point, where that step changes nothing, so it is left out.
 ///
@@ -47,9 +48,6 @@ import LoudnessKernelsAVX2
 /// Memory is allocated in `init`: 768 bytes and 2.1 KiB per channel. `add` and `reset` allocate
 /// nothing. Not synchronised: it belongs to its meter's thread.
 struct TruePeakMeter: ~Copyable {
-    /// Taps per phase.
-    static var taps: Int { TruePeakKernel.taps }
-    static var phases: Int { TruePeakKernel.phases }
     /// Samples of each channel kept from one call to the next: those the filter reads before the
     /// current one.
     static var historyLength: Int { TruePeakKernel.historyLength }
