@@ -29,7 +29,7 @@ struct TagOptions: ParsableArguments {
     var tags: [String] = []
 
     @Flag(name: .customLong("no-loudness"),
-          help: "Do not measure the loudness (EBU R128): no LUFS in the summary and the log, no ReplayGain/R128 gain tags; saves about 0.2 ms of CPU per second of 48 kHz stereo audio.")
+          help: "Do not measure the loudness (EBU R128): no LUFS in the summary and the log, no ReplayGain/R128 gain tags; saves about 0.12 ms of CPU per second of 48 kHz stereo audio (0.23 ms on a processor without AVX2 and FMA).")
     var noLoudness = false
 
     @Flag(name: .customLong("no-auto-tags"),
