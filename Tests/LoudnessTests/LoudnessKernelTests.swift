@@ -88,6 +88,34 @@ import Testing
         print("LoudnessTests: \(name): \(integrated) LUFS portable, \(fusedIntegrated) with AVX2 and FMA")
     }
 
+    /// The largest magnitude of 32-bit samples (the true-peak screening's pass, the whole true
+    /// peak from 192 kHz) is what `normalised` gives the largest |x|, bit for bit, although the
+    /// pass converts each sample to `Float` before comparing: with the extreme in every lane and in
+    /// the tail, negative or positive, `Int32.min` and `Int32.max`, and values that round (2^24 + 1
+    /// and its neighbours, 2^31 − 1 rounding up to 2^31).
+    @Test func theLargestMagnitudeOfInt32IsTheLargestSampleRounded() {
+        let extremes: [Int32] = [.min, .max, -.max, 16_777_217, -16_777_217, 16_777_215, 16_777_216,
+                                 2_147_483_520, 2_147_483_583, 2_147_483_584, -2_147_483_584, 1, -1, 0]
+        var random = SplitMix64(seed: 0x5A3F)
+        for count in [0, 1, 7, 8, 9, 15, 16, 17, 64, 67] {
+            for extreme in extremes {
+                for position in Set([0, count / 2, max(0, count - 1)]) where count > 0 || position == 0 {
+                    // Background samples below the extreme's magnitude (or zeros for a tiny one).
+                    let bound = Int64(extreme.magnitude) / 2
+                    var samples = (0..<count).map { _ in
+                        bound == 0 ? Int32(0) : Int32(Int64(random.next() % UInt64(2 * bound + 1)) - bound)
+                    }
+                    if count > 0 { samples[position] = extreme }
+                    let largest = samples.map { Int64($0).magnitude }.max() ?? 0
+                    let expected = Float(largest) * (1 / 2_147_483_648)
+                    // One more sample past the end, never read, so that even no samples have an address.
+                    let found = (samples + [.max]).withUnsafeBufferPointer { Int32.largestMagnitude($0.baseAddress!, count: count) }
+                    #expect(found == expected, "\(count) samples, \(extreme) at \(position)")
+                }
+            }
+        }
+    }
+
     /// The fastest choice follows the processor as the kernel reports it (/proc/cpuinfo's flags):
     /// AVX2 and FMA both present, or the portable loops.
     @Test func theChoiceFollowsTheProcessor() throws {
