@@ -16,11 +16,11 @@ import AudioFormat
 /// Memory is fixed at `init` (the two histograms' 52 KiB, a staging buffer of `stagingFrames`
 /// frames, the true-peak meter's 4 KiB, the filter's 56 bytes per lane): `measure`
 /// allocates nothing and takes no locks, so the encoder thread can call it once per period however
-/// long the recording runs. With the portable loops it costs about 0.27 ms of CPU per second of
-/// 48 kHz stereo music- or speech-like audio (release build, 125–500 ms periods), 0.17 ms of it
-/// the K-weighting, the rest mostly the true peak, and 2.6 ms per second of eight channels at
-/// 192 kHz, where the samples are the true peak (`TruePeakMeter`); with the loops built for AVX2
-/// and FMA, where the processor has them (`LoudnessKernelChoice`), 0.15 and 0.96 ms.
+/// long the recording runs. With the portable loops it costs about 0.23 ms of CPU per second of
+/// 48 kHz stereo music-like audio (release build, 500 ms calls) and 2.4 ms per second of eight
+/// channels at 192 kHz S32, where the samples are the true peak (`TruePeakMeter`); with the loops
+/// built for AVX2 and FMA, where the processor has them (`LoudnessKernelChoice`), 0.12 and
+/// 0.77 ms (2026-11-25; docs/performance.md).
 ///
 /// Threads: not synchronised. One thread at a time uses a meter: `measure` is called on one
 /// thread (the encoder's), and `measurement`, `reset` and `combined` are called on that thread or

@@ -90,9 +90,10 @@ import Testing
 
     /// The largest magnitude of 32-bit samples (the true-peak screening's pass, the whole true
     /// peak from 192 kHz) is what `normalised` gives the largest |x|, bit for bit, although the
-    /// pass converts each sample to `Float` before comparing: with the extreme in every lane and in
-    /// the tail, negative or positive, `Int32.min` and `Int32.max`, and values that round (2^24 + 1
-    /// and its neighbours, 2^31 − 1 rounding up to 2^31).
+    /// pass converts each sample to `Float` before comparing: with the extreme first, in the middle
+    /// and last (so in a vector's lanes and in the tail), negative or positive, `Int32.min` and
+    /// `Int32.max`, and values that round (2^24 + 1 and its neighbours, 2^31 − 1 rounding up to
+    /// 2^31).
     @Test func theLargestMagnitudeOfInt32IsTheLargestSampleRounded() {
         let extremes: [Int32] = [.min, .max, -.max, 16_777_217, -16_777_217, 16_777_215, 16_777_216,
                                  2_147_483_520, 2_147_483_583, 2_147_483_584, -2_147_483_584, 1, -1, 0]
