@@ -128,9 +128,15 @@ public struct AccessLog: Sendable {
 
     /// Every line that parses as JSON, oldest first.
     func lines() -> [JSONValue] {
-        [path + ".1", path].flatMap { file -> [JSONValue] in
+        rawLines().compactMap { try? JSONValue(parsing: $0) }
+    }
+
+    /// Every line's bytes, oldest first (the rotated file, then the current one), unparsed: slices
+    /// of the two files as read.
+    func rawLines() -> [ArraySlice<UInt8>] {
+        [path + ".1", path].flatMap { file -> [ArraySlice<UInt8>] in
             guard let bytes = try? SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536) else { return [] }
-            return bytes.split(separator: 0x0A).compactMap { try? JSONValue(parsing: Array($0)) }
+            return bytes.split(separator: 0x0A)
         }
     }
 }

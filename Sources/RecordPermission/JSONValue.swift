@@ -179,6 +179,11 @@ extension JSONValue {
     /// could mean one thing to an editor and another to the gate), nesting deeper than `maxDepth`,
     /// and more than `maxBytes` bytes.
     init(parsing bytes: [UInt8], maxBytes: Int = JSONValue.defaultMaxBytes) throws(JSONParseError) {
+        try self.init(parsing: bytes[...], maxBytes: maxBytes)
+    }
+
+    /// The same for part of an array (a line of a file read whole); errors count from its first byte.
+    init(parsing bytes: ArraySlice<UInt8>, maxBytes: Int = JSONValue.defaultMaxBytes) throws(JSONParseError) {
         guard bytes.count <= maxBytes else {
             throw JSONParseError(offset: maxBytes, reason: "document larger than \(maxBytes) bytes")
         }
@@ -186,201 +191,24 @@ extension JSONValue {
         parser.skipWhitespace()
         self = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
-        guard parser.position == bytes.count else { throw parser.failure("unexpected data after the document") }
-    }
-}
-
-/// A recursive-descent parser over the document's bytes; one call per grammar rule of RFC 8259.
-private struct JSONParser {
-    let bytes: [UInt8]
-    var position = 0
-
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
-    func failure(_ reason: String) -> JSONParseError { JSONParseError(offset: position, reason: reason) }
-
-    private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
-
-    mutating func skipWhitespace() {
-        while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
+        guard parser.position == bytes.endIndex else { throw parser.failure("unexpected data after the document") }
     }
 
-    /// `depth` counts the arrays and objects around the value.
-    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard let byte = current else { throw failure("unexpected end of the document") }
-        switch byte {
-        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
-        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
-        default: throw failure("unexpected character")
+    /// The members named `keys` of the object `bytes` hold, in the order of `keys` (nil for each
+    /// the object lacks, and for all when the document is not an object), without building the
+    /// others: a key or two of each of a log's thousands of lines costs a scan, not a dictionary
+    /// per line. Accepts and rejects exactly the documents `init(parsing:)` does, with the same
+    /// error, so a line means the same to both.
+    static func members(_ keys: [String], of bytes: ArraySlice<UInt8>, maxBytes: Int = JSONValue.defaultMaxBytes) throws(JSONParseError) -> [JSONValue?] {
+        guard bytes.count <= maxBytes else {
+            throw JSONParseError(offset: maxBytes, reason: "document larger than \(maxBytes) bytes")
         }
-    }
-
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
-        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        guard bytes.count - position >= expected.count, bytes[position..<position + expected.count].elementsEqual(expected) else {
-            throw failure("invalid literal")
-        }
-        position += expected.count
-    }
-
-    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= JSONValue.maxDepth else { throw failure("nested deeper than \(JSONValue.maxDepth) levels") }
-        position += 1  // {
-        var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if current == UInt8(ascii: "}") { position += 1; return .object(members) }
-        while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("expected a key") }
-            let keyOffset = position
-            let key = try parseString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
-            position += 1
-            skipWhitespace()
-            let value = try parseValue(depth: depth)
-            guard members.updateValue(value, forKey: key) == nil else {
-                throw JSONParseError(offset: keyOffset, reason: "repeated key")
-            }
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","): position += 1; skipWhitespace()
-            case UInt8(ascii: "}"): position += 1; return .object(members)
-            default: throw failure("expected ',' or '}'")
-            }
-        }
-    }
-
-    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= JSONValue.maxDepth else { throw failure("nested deeper than \(JSONValue.maxDepth) levels") }
-        position += 1  // [
-        var elements: [JSONValue] = []
-        skipWhitespace()
-        if current == UInt8(ascii: "]") { position += 1; return .array(elements) }
-        while true {
-            elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","): position += 1; skipWhitespace()
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
-            default: throw failure("expected ',' or ']'")
-            }
-        }
-    }
-
-    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, checked here; the digits are then
-    /// converted by the standard library, which rounds correctly.
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
-        let start = position
-        if current == UInt8(ascii: "-") { position += 1 }
-        if current == UInt8(ascii: "0") {
-            position += 1
-            if isDigit(current) { throw failure("leading zero") }
-        } else {
-            guard skipDigits() else { throw failure("expected a digit") }
-        }
-        if current == UInt8(ascii: ".") {
-            position += 1
-            guard skipDigits() else { throw failure("expected a digit after '.'") }
-        }
-        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-            position += 1
-            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
-            guard skipDigits() else { throw failure("expected an exponent") }
-        }
-        guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)), value.isFinite else {
-            throw JSONParseError(offset: start, reason: "number out of range")
-        }
-        return value
-    }
-
-    /// Skips a run of digits; false when there was none.
-    private mutating func skipDigits() -> Bool {
-        let start = position
-        while isDigit(current) { position += 1 }
-        return position > start
-    }
-
-    private func isDigit(_ byte: UInt8?) -> Bool {
-        guard let byte else { return false }
-        return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
-    /// A string literal, escapes decoded. The bytes between escapes are copied as they are and
-    /// validated as UTF-8 once at the end.
-    private mutating func parseString() throws(JSONParseError) -> String {
-        let start = position
-        position += 1  // "
-        var utf8: [UInt8] = []
-        while true {
-            guard let byte = current else { throw failure("unterminated string") }
-            switch byte {
-            case UInt8(ascii: "\""):
-                position += 1
-                guard let text = String(validating: utf8, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
-                }
-                return text
-            case UInt8(ascii: "\\"):
-                position += 1
-                try parseEscape(into: &utf8)
-            case ..<0x20:
-                throw failure("control character in a string")
-            default:
-                utf8.append(byte)
-                position += 1
-            }
-        }
-    }
-
-    private mutating func parseEscape(into utf8: inout [UInt8]) throws(JSONParseError) {
-        guard let byte = current else { throw failure("unterminated string") }
-        position += 1
-        let simple: UInt8? = switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte
-        case UInt8(ascii: "b"): 0x08
-        case UInt8(ascii: "f"): 0x0C
-        case UInt8(ascii: "n"): 0x0A
-        case UInt8(ascii: "r"): 0x0D
-        case UInt8(ascii: "t"): 0x09
-        default: nil
-        }
-        if let simple { utf8.append(simple); return }
-        guard byte == UInt8(ascii: "u") else { throw failure("unknown escape") }
-        var scalar = UInt32(try parseHexQuad())
-        if (0xD800...0xDBFF).contains(scalar) {
-            // A character outside the BMP comes as a UTF-16 pair: \uD83D\uDE00.
-            guard bytes.count - position >= 2, bytes[position] == UInt8(ascii: "\\"),
-                  bytes[position + 1] == UInt8(ascii: "u") else {
-                throw failure("high surrogate without a low one")
-            }
-            position += 2
-            let low = UInt32(try parseHexQuad())
-            guard (0xDC00...0xDFFF).contains(low) else { throw failure("high surrogate without a low one") }
-            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-        } else if (0xDC00...0xDFFF).contains(scalar) {
-            throw failure("low surrogate without a high one")
-        }
-        UTF8.encode(Unicode.Scalar(scalar)!) { utf8.append($0) }
-    }
-
-    private mutating func parseHexQuad() throws(JSONParseError) -> UInt16 {
-        guard bytes.count - position >= 4 else { throw failure("expected four hex digits") }
-        var value: UInt16 = 0
-        for _ in 0..<4 {
-            let digit: UInt8 = switch bytes[position] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): bytes[position] - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): bytes[position] - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): bytes[position] - UInt8(ascii: "A") + 10
-            default: throw failure("expected four hex digits")
-            }
-            value = value << 4 | UInt16(digit)
-            position += 1
-        }
-        return value
+        var kept = [JSONValue?](repeating: nil, count: keys.count)
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        try parser.skimValue(wanted: keys, kept: &kept)
+        parser.skipWhitespace()
+        guard parser.position == bytes.endIndex else { throw parser.failure("unexpected data after the document") }
+        return kept
     }
 }

@@ -123,6 +123,57 @@ import Testing
         #expect(value.serialized(.compactLine) == Array(try log.encode(Sample())))
     }
 
+    /// `members(_:of:)` builds only the members asked for, yet must accept and reject exactly what
+    /// `init(parsing:)` does, with the same error: checked on the documents above, random ones, and
+    /// seeded mutations of access log lines (bytes deleted, inserted and replaced), each also as a
+    /// line in the middle of a file.
+    @Test func membersAcceptAndRejectExactlyWhatTheParserDoes() throws {
+        let keys = ["event", "id", "segment", "output"]
+        func check(_ bytes: [UInt8]) {
+            let whole = Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) }
+            let skimmed = Result { () throws(JSONParseError) in try JSONValue.members(keys, of: bytes[...]) }
+            switch (whole, skimmed) {
+            case (.success(let value), .success(let members)):
+                #expect(members == keys.map { value[$0] }, "\(String(decoding: bytes, as: UTF8.self))")
+            case (.failure(let wholeError), .failure(let skimError)):
+                #expect(wholeError == skimError, "\(String(decoding: bytes, as: UTF8.self))")
+            default:
+                Issue.record("parsed \(whole), skimmed \(skimmed): \(String(decoding: bytes, as: UTF8.self))")
+            }
+            // A line in the middle of a file read whole: the same, errors counted from its start.
+            let file: [UInt8] = Array("{}\n".utf8) + bytes + [0x0A]
+            let line = file[3..<file.count - 1]
+            #expect(Result { () throws(JSONParseError) in try JSONValue(parsing: line) } == whole)
+            #expect(Result { () throws(JSONParseError) in try JSONValue.members(keys, of: line) } == skimmed)
+        }
+        for text in Self.invalidDocuments { check(Array(text.utf8)) }
+        var random = SplitMix64(seed: 0x5EED_0F_10E5)
+        for _ in 0..<300 {
+            let value = randomValue(&random, depth: 0)
+            check(value.serialized(.compactLine))
+            check(JSONValue.object(["id": .string(randomString(&random)), "x": value, "event": value]).serialized(.compactLine))
+        }
+        let lines = [
+            #"{"boot":"b","event":"started","id":"1f-2e","output":"/r/caf\u00e9 \"x\".flac","pid":42,"processStart":7,"start":"2026-11-01T10:00:00Z"}"#,
+            #"{"app":"a","clockDriftPPM":-1.5,"consent":"stored","end":"2026-11-01T10:01:00Z","frames":48000,"id":"1f-2e","loudnessLUFS":-23.04,"segment":null,"start":"2026-11-01T10:00:00Z"}"#,
+            #"{"event":"file","id":"1f","nested":{"a":[1,{"b":[]}],"c":"d"},"output":"/r/é-2.flac","time":"t"}"#,
+        ].map { Array($0.utf8) }
+        let alphabet = Array(#"{}[]":,\u0e.-+1 tfn"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xE2, 0xED, 0xF4, 0xFF]
+        for _ in 0..<3_000 {
+            var bytes = lines[random.next(below: lines.count)]
+            for _ in 0...random.next(below: 3) {
+                let at = random.next(below: bytes.count)
+                switch random.next(below: 3) {
+                case 0: bytes.remove(at: at)
+                case 1: bytes.insert(alphabet[random.next(below: alphabet.count)], at: at)
+                default: bytes[at] = alphabet[random.next(below: alphabet.count)]
+                }
+                if bytes.isEmpty { break }
+            }
+            check(bytes)
+        }
+    }
+
     private func randomValue(_ random: inout SplitMix64, depth: Int) -> JSONValue {
         switch random.next(below: depth > 4 ? 4 : 6) {
         case 0: return .null
