@@ -1,7 +1,8 @@
 import Benchmark
 
 /// hark's hot path, measured: the ring against a C11 yardstick, sample conversion, the encoders'
-/// steady state, the loudness meter, and a whole recording session.
+/// steady state, the loudness meter, and a whole recording session; and one cost of every start,
+/// the access log's check for unfinished recordings.
 ///
 /// Names use no spaces or slashes: package-benchmark 1.38.1 writes static threshold files with
 /// those replaced by underscores but looks them up by the raw name, so any other name never matches.
@@ -27,6 +28,7 @@ let benchmarks: @Sendable () -> Void = {
     registerEncoderBenchmarks()
     registerLoudnessBenchmarks()
     registerSessionBenchmark()
+    registerAccessLogBenchmark()
 }
 
 enum HotPath {
