@@ -52,13 +52,7 @@ struct JSONParser {
         skipWhitespace()
         if current == UInt8(ascii: "}") { position += 1; return .object(members) }
         while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("expected a key") }
-            let keyOffset = position
-            let key = try parseString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
-            position += 1
-            skipWhitespace()
+            let (key, keyOffset) = try parseMemberKey()
             let value = try parseValue(depth: depth)
             guard members.updateValue(value, forKey: key) == nil else {
                 throw failure("repeated key", at: keyOffset)
@@ -70,6 +64,19 @@ struct JSONParser {
             default: throw failure("expected ',' or '}'")
             }
         }
+    }
+
+    /// A member's key and the ':' after it, leaving `position` at its value. The key's offset is
+    /// where a "repeated key" error points.
+    private mutating func parseMemberKey() throws(JSONParseError) -> (key: String, offset: Int) {
+        guard current == UInt8(ascii: "\"") else { throw failure("expected a key") }
+        let offset = position
+        let key = try parseString()
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
+        position += 1
+        skipWhitespace()
+        return (key, offset)
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
@@ -257,13 +264,7 @@ extension JSONParser {
         var keys: [String] = []
         keys.reserveCapacity(16)
         while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("expected a key") }
-            let keyOffset = position
-            let key = try parseString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
-            position += 1
-            skipWhitespace()
+            let (key, keyOffset) = try parseMemberKey()
             if let index = wanted.firstIndex(of: key) {
                 kept[index] = try parseValue(depth: depth)
             } else {

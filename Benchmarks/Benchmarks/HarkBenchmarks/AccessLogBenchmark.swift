@@ -14,11 +14,8 @@ private final class FullLog: @unchecked Sendable {
     let log: AccessLog
 
     init() throws {
-        var template = Array("/tmp/hark-bench-log-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchmarkSetupError("mkdtemp failed") }
-        directory = String(cString: made)
-        log = AccessLog(locations: PermissionLocations(storeDirectory: directory + "/permissions", stateDirectory: directory + "/state",
-                                                       systemDirectory: directory + "/etc"))
+        directory = try makeBenchmarkDirectory("hark-bench-log")
+        log = AccessLog(locations: benchmarkLocations(in: directory))
         var index = 0
         while Self.size(of: log.path + ".1") == nil || Self.size(of: log.path)! < log.maxBytes - 1_000 {
             index += 1

@@ -16,9 +16,7 @@ private final class SessionState: @unchecked Sendable {
     let gate: PermissionGate
 
     init() throws {
-        var template = Array("/tmp/hark-bench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchmarkSetupError("mkdtemp failed") }
-        directory = String(cString: made)
+        directory = try makeBenchmarkDirectory("hark-bench")
         let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
         let samples = MusicLikeSignal.samples(frames: 60 * 48_000, channels: 2, sampleRate: format.sampleRate, bits: 16)
         try Self.write(MusicLikeSignal.alsaBytes(samples, format: .s16LE), to: directory + "/input.raw")
@@ -29,8 +27,7 @@ private final class SessionState: @unchecked Sendable {
         try Self.write(Array(configuration.utf8), to: directory + "/asoundrc")
         // Before ALSA reads its configuration for the first time in this process.
         setenv("ALSA_CONFIG_PATH", "/usr/share/alsa/alsa.conf:\(directory)/asoundrc", 1)
-        let locations = PermissionLocations(storeDirectory: directory + "/permissions", stateDirectory: directory + "/state",
-                                            systemDirectory: directory + "/etc")
+        let locations = benchmarkLocations(in: directory)
         gate = PermissionGate(manifest: AppManifest(appIdentifier: "dev.hark.benchmarks", displayName: "hark benchmarks",
                                                     microphoneUsageDescription: "The benchmarks record a generated signal."),
                               locations: locations)
@@ -75,6 +72,19 @@ private struct NoPrompt: ConsentPrompting {
 struct BenchmarkSetupError: Error {
     let message: String
     init(_ message: String) { self.message = message }
+}
+
+/// A new directory under /tmp for a benchmark's files.
+func makeBenchmarkDirectory(_ prefix: String) throws -> String {
+    var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw BenchmarkSetupError("mkdtemp failed") }
+    return String(cString: made)
+}
+
+/// The permission store, access log and policy of a benchmark, all inside `directory`.
+func benchmarkLocations(in directory: String) -> PermissionLocations {
+    PermissionLocations(storeDirectory: directory + "/permissions", stateDirectory: directory + "/state",
+                        systemDirectory: directory + "/etc")
 }
 
 func registerSessionBenchmark() {
