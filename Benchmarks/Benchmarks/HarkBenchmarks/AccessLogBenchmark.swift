@@ -31,11 +31,7 @@ private final class FullLog: @unchecked Sendable {
         }
     }
 
-    func remove() {
-        for file in [log.path, log.path + ".1", log.path + ".lock"] { unlink(file) }
-        rmdir(directory + "/state")
-        rmdir(directory)
-    }
+    func remove() { removeBenchmarkDirectory(directory) }
 
     private static func size(of path: String) -> Int? {
         var info = stat()

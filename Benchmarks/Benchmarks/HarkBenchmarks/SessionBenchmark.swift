@@ -2,6 +2,7 @@ import AudioFormat
 import Benchmark
 import Capture
 import Encoding
+import Foundation
 import RecordPermission
 import Recorder
 import SignalGenerator
@@ -17,6 +18,8 @@ private final class SessionState: @unchecked Sendable {
 
     init() throws {
         directory = try makeBenchmarkDirectory("hark-bench")
+        sessionDirectory = directory
+        atexit { sessionDirectory.map(removeBenchmarkDirectory) }
         let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
         let samples = MusicLikeSignal.samples(frames: 60 * 48_000, channels: 2, sampleRate: format.sampleRate, bits: 16)
         try Self.write(MusicLikeSignal.alsaBytes(samples, format: .s16LE), to: directory + "/input.raw")
@@ -80,6 +83,16 @@ func makeBenchmarkDirectory(_ prefix: String) throws -> String {
     guard let made = mkdtemp(&template) else { throw BenchmarkSetupError("mkdtemp failed") }
     return String(cString: made)
 }
+
+/// Removes `path` and everything in it.
+func removeBenchmarkDirectory(_ path: String) {
+    try? FileManager.default.removeItem(atPath: path)
+}
+
+/// The session benchmarks' directory: they share it (and ALSA's configuration names the input in
+/// it) for as long as the process runs, so it is removed when the process exits. It holds the
+/// 60 s input and the recordings, 40–80 MB that every run used to leave in /tmp.
+nonisolated(unsafe) private var sessionDirectory: String?
 
 /// The permission store, access log and policy of a benchmark, all inside `directory`.
 func benchmarkLocations(in directory: String) -> PermissionLocations {
