@@ -10,6 +10,21 @@ struct JSONParser {
         position = bytes.startIndex
     }
 
+    /// Reads `bytes` as one whole document with `value`, which parses or skims the value itself:
+    /// the size is checked first, whitespace is allowed around the value, and nothing after it.
+    static func wholeDocument<Value>(_ bytes: ArraySlice<UInt8>, maxBytes: Int,
+                                     _ value: (inout JSONParser) throws(JSONParseError) -> Value) throws(JSONParseError) -> Value {
+        guard bytes.count <= maxBytes else {
+            throw JSONParseError(offset: maxBytes, reason: "document larger than \(maxBytes) bytes")
+        }
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let result = try value(&parser)
+        parser.skipWhitespace()
+        guard parser.position == bytes.endIndex else { throw parser.failure("unexpected data after the document") }
+        return result
+    }
+
     func failure(_ reason: String) -> JSONParseError { failure(reason, at: position) }
 
     func failure(_ reason: String, at index: Int) -> JSONParseError {

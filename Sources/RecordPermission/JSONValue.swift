@@ -184,14 +184,9 @@ extension JSONValue {
 
     /// The same for part of an array (a line of a file read whole); errors count from its first byte.
     init(parsing bytes: ArraySlice<UInt8>, maxBytes: Int = JSONValue.defaultMaxBytes) throws(JSONParseError) {
-        guard bytes.count <= maxBytes else {
-            throw JSONParseError(offset: maxBytes, reason: "document larger than \(maxBytes) bytes")
+        self = try JSONParser.wholeDocument(bytes, maxBytes: maxBytes) { parser throws(JSONParseError) in
+            try parser.parseValue(depth: 0)
         }
-        var parser = JSONParser(bytes: bytes)
-        parser.skipWhitespace()
-        self = try parser.parseValue(depth: 0)
-        parser.skipWhitespace()
-        guard parser.position == bytes.endIndex else { throw parser.failure("unexpected data after the document") }
     }
 
     /// The members named `keys` of the object `bytes` hold, in the order of `keys` (nil for each
@@ -200,15 +195,10 @@ extension JSONValue {
     /// per line. Accepts and rejects exactly the documents `init(parsing:)` does, with the same
     /// error, so a line means the same to both.
     static func members(_ keys: [String], of bytes: ArraySlice<UInt8>, maxBytes: Int = JSONValue.defaultMaxBytes) throws(JSONParseError) -> [JSONValue?] {
-        guard bytes.count <= maxBytes else {
-            throw JSONParseError(offset: maxBytes, reason: "document larger than \(maxBytes) bytes")
+        try JSONParser.wholeDocument(bytes, maxBytes: maxBytes) { parser throws(JSONParseError) in
+            var kept = [JSONValue?](repeating: nil, count: keys.count)
+            try parser.skimValue(wanted: keys, kept: &kept)
+            return kept
         }
-        var kept = [JSONValue?](repeating: nil, count: keys.count)
-        var parser = JSONParser(bytes: bytes)
-        parser.skipWhitespace()
-        try parser.skimValue(wanted: keys, kept: &kept)
-        parser.skipWhitespace()
-        guard parser.position == bytes.endIndex else { throw parser.failure("unexpected data after the document") }
-        return kept
     }
 }
