@@ -15,7 +15,7 @@ enum HarkMain {
         do {
             // Several -o: each later output's options are parsed on their own (see OutputArguments).
             let arguments = OutputArguments.split(Array(CommandLine.arguments.dropFirst()))
-            var command = try Hark.parseAsRoot(arguments.main)
+            var command = try Hark.parseCommand(arguments.main)
             if let record = command as? RecordCommand {
                 try record.run(laterOutputs: try laterOutputOptions(arguments.laterOutputs))
             } else if let repair = command as? RepairCommand, repair.write {

@@ -14,6 +14,9 @@ import Glibc
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
+        // Read only when `record` is parsed on its own (Hark.parseCommand): its usage lines then
+        // still say `hark record`, and the root's completion-script probes are skipped.
+        _superCommandName: "hark",
         abstract: "Record from a sound-server source or an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
         discussion: """
             The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw); --format overrides it. \

@@ -8,7 +8,8 @@ import Testing
 /// that are valid, out of range, malformed or hostile, never crash the parser. Each either parses
 /// to a command whose validation passed, or fails with a usage error (exit 64) or a help request (0).
 ///
-/// A seeded short run is part of the suite; `scripts/fuzz-arguments` runs a million lists.
+/// A seeded short run is part of the suite; `scripts/fuzz-arguments` runs a million lists (and
+/// 10,000 for the comparison of `record`'s own parser with the whole tree).
 @Suite struct ArgumentFuzzTests {
     static var iterations: Int {
         ProcessInfo.processInfo.environment["HARK_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 5_000
@@ -44,5 +45,39 @@ import Testing
         }
         // Both outcomes occur, so the generator reaches past the first error.
         #expect((outcomes[0] ?? 0) > 0 && (outcomes[64] ?? 0) > 0, "\(outcomes)")
+    }
+
+    /// `Hark.parseCommand` parses `hark record …` on its own, not through the whole tree: for
+    /// random `record` argument lists (and the words that send it to the tree), both ways give the
+    /// same command with the same values, or the same error message and exit code.
+    @Test func recordParsedOnItsOwnActsAsTheWholeTree() {
+        // About 90 ms a list in a debug build, nearly all of it the library's messages and
+        // reflection, so fewer lists than above; scripts/fuzz-arguments runs 10,000.
+        let iterations = ProcessInfo.processInfo.environment["HARK_PARSE_COMPARE_ITERATIONS"].flatMap(Int.init) ?? 300
+        var random = SplitMix64(seed: 0x5245_4344)
+        let recordWords = Self.words + ["-dh", "-help", "--help-hidden", "help", "--generate-completion-script", "bash",
+                                        "--experimental-dump-help", "--speech", "--no-loudness", "-o", "y.raw", "--channel-map"]
+        var direct = 0
+        for _ in 0..<iterations {
+            let count = random.next(below: 7)
+            let arguments = ["record"] + (0..<count).map { _ in recordWords[random.next(below: recordWords.count)] }
+            if !arguments.dropFirst().contains(where: Hark.needsTheWholeTree) { direct += 1 }
+            let ownParser = Self.outcome { try Hark.parseCommand(arguments) }
+            let wholeTree = Self.outcome { try Hark.parseAsRoot(arguments) }
+            #expect(ownParser == wholeTree, "\(arguments)")
+        }
+        // Most lists take the shortcut, so it is what is being compared.
+        #expect(direct > iterations / 2, "\(direct) of \(iterations)")
+    }
+
+    /// A parse's outcome as text: the command's type and every value, or the exit code and message.
+    private static func outcome(_ parse: () throws -> ParsableCommand) -> String {
+        do {
+            var text = ""
+            dump(try parse(), to: &text)
+            return text
+        } catch {
+            return "exit \(Hark.exitCode(for: error).rawValue): \(Hark.message(for: error))"
+        }
     }
 }
