@@ -5,8 +5,8 @@ import Glibc
 
 /// Writes values a finished file's header kept room for (`ClockStamp`, `LoudnessStamp`): reads the
 /// first `searchBytes` of the file, lets each edit change them in place (never their length), and
-/// writes them back, once, then syncs the file. In Ogg, every whole page's CRC is computed again,
-/// as the OpusTags page has changed.
+/// writes back the bytes that changed, once, then syncs the file. In Ogg, every whole page's CRC
+/// is computed again, as the OpusTags page has changed.
 ///
 /// Not real-time code: the session thread runs it after the encoders have finished.
 struct HeaderPatch {
@@ -26,12 +26,24 @@ struct HeaderPatch {
         let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
         guard count > 0 else { return }
         header.removeSubrange(count...)
+        let original = header
         var changed = false
         for edit in edits where edit(&header) { changed = true }
         if case .opus = codec, changed { changed = resealOggPages(&header) }
-        guard changed else { return }
-        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, 0) }
-        if written == count { _ = fsync(descriptor) }
+        guard changed, let span = changedSpan(from: original, to: header) else { return }
+        // Only the changed bytes go back (a few hundred in WAV's `bext` or FLAC's tags): the rest
+        // of the 256 KiB is mostly audio, already synced, that a whole write would dirty and the
+        // fsync below write to storage a second time.
+        let written = header[span].withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, off_t(span.lowerBound)) }
+        if written == span.count { _ = fsync(descriptor) }
+    }
+
+    /// The bytes from the first that differs to the last that does; nil when none does. The two
+    /// have the same length (edits never change it).
+    static func changedSpan(from original: [UInt8], to edited: [UInt8]) -> ClosedRange<Int>? {
+        guard let first = edited.indices.first(where: { edited[$0] != original[$0] }),
+              let last = edited.indices.last(where: { edited[$0] != original[$0] }) else { return nil }
+        return first...last
     }
 
     /// Writes `new` over the first `old` in `bytes`; false when `old` is missing or the lengths differ.
