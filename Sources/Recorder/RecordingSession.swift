@@ -41,8 +41,10 @@ public final class RecordingSession {
     /// Creates the outputs, asks for consent (`authorize`), opens and configures the device and
     /// sets up the encoders, in that order: an output that cannot be created fails before anyone is
     /// asked, and nobody is asked for anything that would fail anyway. On failure nothing is left
-    /// behind.
-    public init(_ configuration: RecordingConfiguration, authorize: () -> AccessResult) throws(RecordingError) {
+    /// behind. A sound-server recording's stream uses `soundServer`, the connection made when its
+    /// source was looked up, if it is still up.
+    public init(_ configuration: RecordingConfiguration, soundServer: SoundServerConnection? = nil,
+                authorize: () -> AccessResult) throws(RecordingError) {
         self.configuration = configuration
         var created: [CreatedOutput] = []
         func discardAll() { for output in created { output.target.discard() } }
@@ -62,7 +64,7 @@ public final class RecordingSession {
             throw .permissionRefused(refusal)
         }
         do {
-            device = try Self.open(configuration.capture, grant: grant)
+            device = try Self.open(configuration.capture, grant: grant, soundServer: soundServer)
         } catch {
             discardAll()
             throw .captureDevice(error)
@@ -305,10 +307,11 @@ public final class RecordingSession {
     }
 
     /// Opens what `request` names: an ALSA PCM, or a record stream of the sound server's own.
-    private static func open(_ request: CaptureRequest, grant: CaptureGrant) throws(CaptureOpenError) -> any CaptureSource {
+    private static func open(_ request: CaptureRequest, grant: CaptureGrant,
+                             soundServer: SoundServerConnection?) throws(CaptureOpenError) -> any CaptureSource {
         switch request.route {
         case .alsa: try CaptureDevice(opening: request, grant: grant)
-        case .soundServer(let source): try SoundServerCapture(opening: request, source: source, grant: grant)
+        case .soundServer(let source): try SoundServerCapture(opening: request, source: source, grant: grant, connection: soundServer)
         }
     }
 

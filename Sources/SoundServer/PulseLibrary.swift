@@ -27,6 +27,7 @@ struct PulseLibrary: @unchecked Sendable {
     let contextErrno: hark_pa_context_errno
     let contextGetServerInfo: hark_pa_context_get_server_info
     let contextGetSourceInfoList: hark_pa_context_get_source_info_list
+    let contextGetSourceInfoByName: hark_pa_context_get_source_info_by_name
     let operationGetState: hark_pa_operation_get_state
     let operationUnref: hark_pa_operation_unref
     let proplistGets: hark_pa_proplist_gets
@@ -78,6 +79,8 @@ struct PulseLibrary: @unchecked Sendable {
                 contextGetServerInfo: try symbol("pa_context_get_server_info", as: hark_pa_context_get_server_info.self),
                 contextGetSourceInfoList: try symbol("pa_context_get_source_info_list",
                                                      as: hark_pa_context_get_source_info_list.self),
+                contextGetSourceInfoByName: try symbol("pa_context_get_source_info_by_name",
+                                                       as: hark_pa_context_get_source_info_by_name.self),
                 operationGetState: try symbol("pa_operation_get_state", as: hark_pa_operation_get_state.self),
                 operationUnref: try symbol("pa_operation_unref", as: hark_pa_operation_unref.self),
                 proplistGets: try symbol("pa_proplist_gets", as: hark_pa_proplist_gets.self),

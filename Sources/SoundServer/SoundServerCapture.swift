@@ -44,12 +44,16 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     /// server's fragment size and its buffer, but at least two seconds, as the most the server
     /// keeps for hark.
     ///
+    /// Uses `connection`, made when `-D` was looked up, when it is still up; else connects anew.
+    /// Either way the stream owns the connection from here on (one thread at a time).
+    ///
     /// Requires the user's consent: a `CaptureGrant` only `PermissionGate.requestAccess(for:)` can
     /// make, and its purpose string, which the stream carries as its name, so the desktop's
     /// microphone indicator and mixer show why hark listens.
     /// Not real-time safe. The corresponding C functions are `pa_stream_new_with_proplist` and
     /// `pa_stream_connect_record`.
     public init(opening request: CaptureRequest, source: String?, grant: CaptureGrant,
+                connection madeEarlier: SoundServerConnection? = nil,
                 timeoutMilliseconds: Int = 5000) throws(CaptureOpenError) {
         grant.requireUsageDescription()
         let format = request.format
@@ -64,7 +68,11 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         }
         let connection: SoundServerConnection
         do throws(SoundServerError) {
-            connection = try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
+            if let madeEarlier, madeEarlier.readyForStream(timeoutMilliseconds: timeoutMilliseconds) {
+                connection = madeEarlier
+            } else {
+                connection = try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
+            }
         } catch {
             throw .unavailable(device: device, reason: "\(error)")
         }

@@ -3,18 +3,24 @@ import CPulse
 import Glibc
 #endif
 
-/// A short-lived connection to the sound server, for looking around: its name, its default source
-/// and its capture sources. Never starts a server (`PA_CONTEXT_NOAUTOSPAWN`), never blocks longer
-/// than its deadline, opens no stream. Not real-time safe; one thread at a time.
+/// A connection to the sound server: for looking around (its name, its default source, its capture
+/// sources), and then for a recording's stream (`SoundServerCapture`), so that a recording that
+/// asked which source `-D` names connects once, not twice (each connection costs hark about half a
+/// millisecond of CPU: libpulse reads its client configuration and cookie and sets up a
+/// shared-memory pool again). Never starts a server (`PA_CONTEXT_NOAUTOSPAWN`), never blocks longer
+/// than its deadline. Not real-time safe; one thread at a time: made and asked on the main thread,
+/// handed over whole to the capture thread with its stream.
 ///
 /// libpulse's own main loop runs on the calling thread (`pa_mainloop_prepare`/`poll`/`dispatch`,
 /// at most 50 ms a turn), so no thread is started and the callbacks run on this thread.
-final class SoundServerConnection {
+public final class SoundServerConnection {
     let library: PulseLibrary
     let mainloop: OpaquePointer
     let context: OpaquePointer
-    private let deadline: timespec
-    private let timeoutMilliseconds: Int
+    /// When the current exchange gives up: set at the connect, and again when a stream takes the
+    /// connection over (`readyForStream`), which may be long after (the consent prompt in between).
+    private var deadline: timespec
+    private var timeoutMilliseconds: Int
 
     /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
     /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
@@ -43,6 +49,50 @@ final class SoundServerConnection {
         library.contextDisconnect(context)
         library.contextUnref(context)
         library.mainloopFree(mainloop)
+    }
+
+    /// Connects to the server the environment names; see `init(timeoutMilliseconds:)`.
+    public static func connect(timeoutMilliseconds: Int = 2000) throws(SoundServerError) -> SoundServerConnection {
+        try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// The server's sources, default marked.
+    public func listing() throws(SoundServerError) -> SoundServerListing {
+        let info = try serverInfo()
+        return SoundServerListing(server: info.server, sources: try sources(defaultSource: info.defaultSource))
+    }
+
+    /// Whether the source named `name` (nil: the server's default source) is a sink's monitor, what
+    /// the system plays; false for a name the server does not know. One exchange, for that source
+    /// alone: PulseAudio and PipeWire both resolve `@DEFAULT_SOURCE@`.
+    /// The corresponding C function is `pa_context_get_source_info_by_name`.
+    public func isMonitor(source name: String?) throws(SoundServerError) -> Bool {
+        let collector = Collector()
+        let operation = library.contextGetSourceInfoByName(context, name ?? "@DEFAULT_SOURCE@", { _, info, endOfList, userdata in
+            // A name the server does not know ends the list at once (endOfList < 0).
+            guard endOfList == 0, let info, let userdata else { return }
+            Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue().isMonitor =
+                info.pointee.monitor_of_sink != hark_pa_invalid_index()
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        try waitFor(operation, "the source's information")
+        return collector.isMonitor
+    }
+
+    /// Takes in whatever the server sent while the connection sat idle (it may have gone away
+    /// meanwhile), gives the next exchanges `timeoutMilliseconds` from now, and says whether the
+    /// connection can still carry a stream.
+    func readyForStream(timeoutMilliseconds: Int) -> Bool {
+        for _ in 0..<64 {
+            guard library.mainloopPrepare(mainloop, 0) >= 0 else { return false }
+            let ready = library.mainloopPoll(mainloop)
+            guard ready >= 0 else { return false }
+            let dispatched = library.mainloopDispatch(mainloop)
+            guard dispatched >= 0 else { return false }
+            if ready == 0 && dispatched == 0 { break }
+        }
+        self.timeoutMilliseconds = timeoutMilliseconds
+        deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
+        return library.contextGetState(context) == PA_CONTEXT_READY
     }
 
     /// The server's name and version, and the name of its default source.
@@ -119,6 +169,7 @@ final class SoundServerConnection {
         var library: PulseLibrary?
         var serverName: String?
         var defaultSource: String?
+        var isMonitor = false
         var rawSources: [SoundServerSource] = []
 
         func source(from info: pa_source_info) -> SoundServerSource {

@@ -77,8 +77,6 @@ public enum SoundServerError: Error, Sendable, Equatable, CustomStringConvertibl
 public enum SoundServer {
     /// The server's sources, default marked. Opens no stream, so it needs no grant.
     public static func listing(timeoutMilliseconds: Int = 2000) throws(SoundServerError) -> SoundServerListing {
-        let connection = try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
-        let info = try connection.serverInfo()
-        return SoundServerListing(server: info.server, sources: try connection.sources(defaultSource: info.defaultSource))
+        try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds).listing()
     }
 }

@@ -14,13 +14,25 @@ struct DeviceChoice {
     /// What recording it needs consent for: `.systemAudio` for a monitor (what the system plays),
     /// else `.microphone`.
     let resource: PermissionResource
+    /// The connection made to the sound server while looking the name up, for the recording's
+    /// stream (`RecordingSession`'s `soundServer`); nil when the audio comes through ALSA.
+    let soundServer: SoundServerConnection?
+
+    private init(alsaName: String, source: SoundServerSource?, resource: PermissionResource, connection: SoundServerConnection?) {
+        self.alsaName = alsaName
+        self.source = source
+        self.resource = resource
+        if case .soundServer = Self.route(alsaName: alsaName, source: source) { soundServer = connection } else { soundServer = nil }
+    }
 
     /// Through what the audio comes: the sound server's own stream for its sources, for `pulse` and
     /// `pulse:SOURCE`, and for ALSA's `default` where that is the server's plugin (a desktop);
     /// ALSA for everything else.
-    var route: CaptureRoute {
+    var route: CaptureRoute { Self.route(alsaName: alsaName, source: source) }
+
+    private static func route(alsaName: String, source: SoundServerSource?) -> CaptureRoute {
         if let source { return .soundServer(source: source.name) }
-        switch Self.pulsePluginTarget(alsaName) {
+        switch pulsePluginTarget(alsaName) {
         case .named(let name): return .soundServer(source: name)
         case .defaultSource where alsaName != "default" || DeviceCatalog.isSoundServerPlugin(alsaName):
             return .soundServer(source: nil)
@@ -43,11 +55,15 @@ struct DeviceChoice {
         // pulse plugin is not installed.
         let isServerName = name != "default" && pulsePluginTarget(name) != nil
         if isServerName || DeviceCatalog.isALSADeviceName(name) {
-            return DeviceChoice(alsaName: name, source: nil, resource: monitorBehind(alsaName: name) ? .systemAudio : .microphone)
+            let behind = lookBehind(alsaName: name)
+            return DeviceChoice(alsaName: name, source: nil, resource: behind.isMonitor ? .systemAudio : .microphone,
+                                connection: behind.connection)
         }
+        let connection: SoundServerConnection
         let listing: SoundServerListing
         do throws(SoundServerError) {
-            listing = try SoundServer.listing()
+            connection = try SoundServerConnection.connect()
+            listing = try connection.listing()
         } catch {
             throw CommandFailure(message: "no capture device named '\(name)': it is not an ALSA device, and \(error); see 'hark devices'",
                                  exitCode: ExitStatus.unavailable)
@@ -55,7 +71,7 @@ struct DeviceChoice {
         switch SourceMatch(name, in: listing.sources) {
         case .found(let source):
             return DeviceChoice(alsaName: source.alsaDeviceName, source: source,
-                                resource: source.isMonitor ? .systemAudio : .microphone)
+                                resource: source.isMonitor ? .systemAudio : .microphone, connection: connection)
         case .ambiguous(let candidates):
             let names = candidates.map { "'\($0.name)' (\($0.description))" }.joined(separator: ", ")
             throw CommandFailure(message: "'\(name)' fits \(candidates.count) sources: \(names); give more of the description, or the name",
@@ -71,15 +87,20 @@ struct DeviceChoice {
 extension DeviceChoice {
     /// Whether an ALSA name reaches a sound server's monitor source, so that naming it the ALSA way
     /// (`pulse:DEVICE=speakers.monitor`, or `pulse`/`default` while the server's default source is
-    /// a monitor) cannot record the system's audio on a microphone grant. Asks the server only for
-    /// names of its ALSA plugin; with no server reachable, nothing there is a monitor.
-    static func monitorBehind(alsaName name: String) -> Bool {
-        guard let target = pulsePluginTarget(name) else { return false }
-        guard let listing = try? SoundServer.listing() else { return false }
-        switch target {
-        case .defaultSource: return listing.sources.contains { $0.isDefault && $0.isMonitor }
-        case .named(let sourceName): return listing.sources.contains { $0.name == sourceName && $0.isMonitor }
+    /// a monitor) cannot record the system's audio on a microphone grant; and the connection that
+    /// asked, for the stream. Asks the server only for names of its ALSA plugin, and only about the
+    /// source the name reaches (as the plugin does, a number is the server's index of a source);
+    /// with no server reachable, nothing there is a monitor.
+    static func lookBehind(alsaName name: String) -> (isMonitor: Bool, connection: SoundServerConnection?) {
+        guard let target = pulsePluginTarget(name), let connection = try? SoundServerConnection.connect() else {
+            return (false, nil)
         }
+        let source: String? = switch target {
+        case .defaultSource: nil
+        case .named(let sourceName): sourceName
+        }
+        guard let isMonitor = try? connection.isMonitor(source: source) else { return (false, nil) }
+        return (isMonitor, connection)
     }
 
     enum PulsePluginTarget: Equatable {
@@ -108,7 +129,8 @@ extension DeviceChoice {
 /// source-outputs`): hark's own record stream (`SoundServerCapture`, which also names the stream by
 /// the purpose string), and ALSA's pulse plugin, used when a user's own ALSA device reaches the
 /// server through it (its stream's `media.name` stays "ALSA Capture"). Set once, on the main
-/// thread, before any thread that could read the environment starts and before the device is opened.
+/// thread, before any thread that could read the environment starts and before the first
+/// connection to the server: looking `-D` up makes it, and the stream uses it.
 enum StreamIdentity {
     /// The corresponding C function is `setenv`.
     static func announce(appName: String, appIdentifier: String) {

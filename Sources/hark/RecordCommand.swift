@@ -123,6 +123,8 @@ struct RecordCommand: ParsableCommand {
         // main() has blocked the stop signals already; again here (idempotent) for callers that run
         // this command directly, before any thread exists, so every thread inherits the mask.
         StopSignals.block()
+        // Before the first connection to the sound server, which looking the device up may make.
+        StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
         // The desktop switch's helper loads GIO while the device name is resolved.
         DesktopPrivacySwitch.shared.prepare()
         let pcm = capture.format
@@ -156,7 +158,6 @@ struct RecordCommand: ParsableCommand {
 
         let gate = HarkManifest.gate
         let recordingID = RecordingStart.newID()
-        StreamIdentity.announce(appName: HarkManifest.manifest.displayName, appIdentifier: HarkManifest.manifest.appIdentifier)
         // Before consent: a deny or reset while the device opens must still stop the recording.
         var watch = PermissionWatch(gate: gate, resource: choice.resource)
         let session: RecordingSession
@@ -166,7 +167,7 @@ struct RecordCommand: ParsableCommand {
             // right before the device is opened.
             // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
             let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
-            session = try RecordingSession(configuration) { gate.requestAccess(for: media) }
+            session = try RecordingSession(configuration, soundServer: choice.soundServer) { gate.requestAccess(for: media) }
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }

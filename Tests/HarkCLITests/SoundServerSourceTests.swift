@@ -121,6 +121,54 @@ import Testing
                 "\(noServer.standardError)")
     }
 
+    /// Looking `-D` up and recording from it share one connection to the server (a second one cost
+    /// about half a millisecond of CPU at every start). The server gives each client it accepts the
+    /// next index, so two `pactl` clients, one before the recording and one after, say how many
+    /// connections hark made between them.
+    @Test(arguments: ["yeti", "pulse:DEVICE=yeti", "pulse"])
+    func aRecordingConnectsToTheServerOnce(device: String) throws {
+        let rig = try rig(sources: Self.twoMicrophones)
+        try #require(try runTool("pactl", ["set-default-source", "yeti"], environment: rig.environment).status == 0)
+        func newestClientIndex() throws -> Int {
+            let listing = try runTool("pactl", ["list", "short", "clients"], environment: rig.environment)
+            let lines = String(decoding: listing.standardOutput, as: UTF8.self).split(separator: "\n")
+            // pactl lists itself: index, module, binary.
+            let indexes = lines.compactMap { line -> Int? in
+                let fields = line.split(separator: "\t")
+                return fields.count >= 3 && fields[2] == "pactl" ? Int(fields[0]) : nil
+            }
+            return try #require(indexes.max(), "pactl list short clients: \(lines)")
+        }
+        let before = try newestClientIndex()
+        let result = try runHark(["record", "-D", device, "-d", "0.5", "-o", rig.path("once.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let after = try newestClientIndex()
+        #expect(after - before - 1 == 1, "\(device): hark connected to the server \(after - before - 1) times")
+        #expect(try FLACTools.totalSamples(rig.path("once.flac")) == 24_000)
+    }
+
+    /// The connection made while looking `-D` up waits through the consent prompt; a server that
+    /// went away meanwhile (restarted, say) is connected to anew, and the recording goes ahead.
+    @Test func aServerRestartedWhileThePromptWaitsIsConnectedToAnew() throws {
+        let rig = try ALSATestRig(input: Data(), grantMicrophone: false)
+        func startServer() throws {
+            try rig.startPulseAudio()
+            let loaded = try runTool("pactl", ["load-module", "module-null-source", "source_name=yeti", "description='Blue Yeti Studio'"],
+                                     environment: rig.environment)
+            try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        }
+        try startServer()
+        let output = rig.path("restarted.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "yeti", "-d", "0.5", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion), "\(session.screen)")
+        rig.pulse?.stop()
+        try startServer()
+        session.type("o\n")
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(try FLACTools.totalSamples(output) == 24_000)
+    }
+
     /// What the desktop's microphone indicator and pavucontrol show is the server's view of the
     /// stream: hark's name and icon, not "ALSA plug-in [hark]".
     @Test func theServerSeesHarksNameIconAndRole() throws {
