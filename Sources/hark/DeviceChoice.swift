@@ -18,17 +18,18 @@ struct DeviceChoice {
     /// stream (`RecordingSession`'s `soundServer`); nil when the audio comes through ALSA.
     let soundServer: SoundServerConnection?
 
+    /// Through what the audio comes: the sound server's own stream for its sources, for `pulse` and
+    /// `pulse:SOURCE`, and for ALSA's `default` where that is the server's plugin (a desktop);
+    /// ALSA for everything else. Worked out once: for `default` it asks ALSA's configuration.
+    let route: CaptureRoute
+
     private init(alsaName: String, source: SoundServerSource?, resource: PermissionResource, connection: SoundServerConnection?) {
         self.alsaName = alsaName
         self.source = source
         self.resource = resource
-        if case .soundServer = Self.route(alsaName: alsaName, source: source) { soundServer = connection } else { soundServer = nil }
+        route = Self.route(alsaName: alsaName, source: source)
+        if case .soundServer = route { soundServer = connection } else { soundServer = nil }
     }
-
-    /// Through what the audio comes: the sound server's own stream for its sources, for `pulse` and
-    /// `pulse:SOURCE`, and for ALSA's `default` where that is the server's plugin (a desktop);
-    /// ALSA for everything else.
-    var route: CaptureRoute { Self.route(alsaName: alsaName, source: source) }
 
     private static func route(alsaName: String, source: SoundServerSource?) -> CaptureRoute {
         if let source { return .soundServer(source: source.name) }
