@@ -253,19 +253,12 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
 
     // MARK: The main loop, without sleeping
 
-    /// Lets libpulse read and dispatch everything the server sent (and send what it queued, such as
-    /// the releases of dropped fragments), turning the main loop with a zero timeout until nothing
-    /// is left. Returns `.failed` once the connection or the stream has ended.
+    /// Lets libpulse take in everything the server sent (`SoundServerConnection.dispatchPending`).
+    /// Returns `.failed` once the connection or the stream has ended. A turn of the main loop that
+    /// failed on its own (poll's rare errors) is tried again a period later; its data waits in
+    /// the server's queue meanwhile.
     private func pumpWithoutWaiting() -> CaptureStep {
-        let mainloop = connection.mainloop
-        for _ in 0..<64 {
-            guard library.mainloopPrepare(mainloop, 0) >= 0 else { break }
-            let ready = library.mainloopPoll(mainloop)
-            guard ready >= 0 else { break }
-            let dispatched = library.mainloopDispatch(mainloop)
-            guard dispatched >= 0 else { break }
-            if ready == 0 && dispatched == 0 { break }
-        }
+        _ = connection.dispatchPending()
         if let code = failureCode() { return .failed(errno: code) }
         return .frames(0)
     }

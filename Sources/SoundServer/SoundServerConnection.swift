@@ -82,6 +82,17 @@ public final class SoundServerConnection {
     /// meanwhile), gives the next exchanges `timeoutMilliseconds` from now, and says whether the
     /// connection can still carry a stream.
     func readyForStream(timeoutMilliseconds: Int) -> Bool {
+        guard dispatchPending() else { return false }
+        self.timeoutMilliseconds = timeoutMilliseconds
+        deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
+        return library.contextGetState(context) == PA_CONTEXT_READY
+    }
+
+    /// Lets libpulse read and dispatch everything the server sent (and send what it queued, such as
+    /// the releases of fragments a stream dropped), turning the main loop with a zero timeout until
+    /// nothing is left, at most 64 turns. False when the main loop itself failed. Never waits and
+    /// allocates nothing: the capture thread calls it once a period (`SoundServerCapture`).
+    func dispatchPending() -> Bool {
         for _ in 0..<64 {
             guard library.mainloopPrepare(mainloop, 0) >= 0 else { return false }
             let ready = library.mainloopPoll(mainloop)
@@ -90,9 +101,7 @@ public final class SoundServerConnection {
             guard dispatched >= 0 else { return false }
             if ready == 0 && dispatched == 0 { break }
         }
-        self.timeoutMilliseconds = timeoutMilliseconds
-        deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
-        return library.contextGetState(context) == PA_CONTEXT_READY
+        return true
     }
 
     /// The server's name and version, and the name of its default source.
