@@ -24,7 +24,7 @@ public final class SoundServerConnection {
 
     /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
     /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
-    init(timeoutMilliseconds: Int) throws(SoundServerError) {
+    public init(timeoutMilliseconds: Int = 2000) throws(SoundServerError) {
         library = try PulseLibrary.shared.get()
         guard let mainloop = library.mainloopNew() else { throw .failed("cannot create libpulse's main loop") }
         guard let api = library.mainloopGetAPI(mainloop), let context = library.contextNew(api, "hark") else {
@@ -49,11 +49,6 @@ public final class SoundServerConnection {
         library.contextDisconnect(context)
         library.contextUnref(context)
         library.mainloopFree(mainloop)
-    }
-
-    /// Connects to the server the environment names; see `init(timeoutMilliseconds:)`.
-    public static func connect(timeoutMilliseconds: Int = 2000) throws(SoundServerError) -> SoundServerConnection {
-        try SoundServerConnection(timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// The server's sources, default marked.

@@ -63,7 +63,7 @@ struct DeviceChoice {
         let connection: SoundServerConnection
         let listing: SoundServerListing
         do throws(SoundServerError) {
-            connection = try SoundServerConnection.connect()
+            connection = try SoundServerConnection()
             listing = try connection.listing()
         } catch {
             throw CommandFailure(message: "no capture device named '\(name)': it is not an ALSA device, and \(error); see 'hark devices'",
@@ -93,7 +93,7 @@ extension DeviceChoice {
     /// source the name reaches (as the plugin does, a number is the server's index of a source);
     /// with no server reachable, nothing there is a monitor.
     static func lookBehind(alsaName name: String) -> (isMonitor: Bool, connection: SoundServerConnection?) {
-        guard let target = pulsePluginTarget(name), let connection = try? SoundServerConnection.connect() else {
+        guard let target = pulsePluginTarget(name), let connection = try? SoundServerConnection() else {
             return (false, nil)
         }
         let source: String? = switch target {
