@@ -66,18 +66,19 @@ import Testing
     /// value, the sample peak exactly (no arithmetic).
     @Test(.enabled(if: hasAVX2, Comment(rawValue: noAVX2)),
           arguments: [
-              ("music, stereo S16 48 kHz", PCMFormat.s16(), TestSignal.bytes(TestSignal.music(seconds: 6), as: .s16LE)),
-              ("speech-like, stereo S16 48 kHz", PCMFormat.s16(), TestSignal.bytes(TestSignal.speechLike(seconds: 6), as: .s16LE)),
-              ("noise, mono float 44.1 kHz", PCMFormat(sampleFormat: .floatLE, channels: 1, sampleRate: 44_100),
+              Programme("music, stereo S16 48 kHz", PCMFormat.s16(), TestSignal.bytes(TestSignal.music(seconds: 6), as: .s16LE)),
+              Programme("speech-like, stereo S16 48 kHz", PCMFormat.s16(), TestSignal.bytes(TestSignal.speechLike(seconds: 6), as: .s16LE)),
+              Programme("noise, mono float 44.1 kHz", PCMFormat(sampleFormat: .floatLE, channels: 1, sampleRate: 44_100),
                TestSignal.bytes(TestSignal.whiteNoise(peakDBFS: -6, seconds: 4, channels: 1, sampleRate: 44_100), as: .floatLE)),
-              ("music, 5.1 S24 96 kHz", PCMFormat(sampleFormat: .s24LE, channels: 6, sampleRate: 96_000),
+              Programme("music, 5.1 S24 96 kHz", PCMFormat(sampleFormat: .s24LE, channels: 6, sampleRate: 96_000),
                TestSignal.bytes(TestSignal.music(seconds: 4, channels: 6, sampleRate: 96_000), as: .s24LE)),
-              ("music, 7 channels S32 48 kHz", PCMFormat(sampleFormat: .s32LE, channels: 7, sampleRate: 48_000),
+              Programme("music, 7 channels S32 48 kHz", PCMFormat(sampleFormat: .s32LE, channels: 7, sampleRate: 48_000),
                TestSignal.bytes(TestSignal.music(seconds: 4, channels: 7), as: .s32LE)),
-              ("music, 7.1 S32 192 kHz", PCMFormat(sampleFormat: .s32LE, channels: 8, sampleRate: 192_000),
+              Programme("music, 7.1 S32 192 kHz", PCMFormat(sampleFormat: .s32LE, channels: 8, sampleRate: 192_000),
                TestSignal.bytes(TestSignal.music(seconds: 3, channels: 8, sampleRate: 192_000), as: .s32LE)),
           ])
-    func theAVX2BuildMeasuresAsThePortableOne(_ name: String, _ format: PCMFormat, _ bytes: [UInt8]) throws {
+    func theAVX2BuildMeasuresAsThePortableOne(_ programme: Programme) throws {
+        let (name, format, bytes) = (programme.name, programme.format, programme.bytes)
         let portable = try measured(bytes, format: format, pieceFrames: 4_800, kernels: .portable)
         let fused = try measured(bytes, format: format, pieceFrames: 4_800, kernels: .avx2FMA)
         let integrated = try #require(portable.integratedLoudness), fusedIntegrated = try #require(fused.integratedLoudness)
@@ -131,4 +132,18 @@ import Testing
         #expect(LoudnessKernelChoice.available == [.portable])
         #endif
     }
+}
+
+/// One programme the two builds measure. Its test description is its name: Swift Testing prints a
+/// parameterized test's arguments, and the bytes printed whole made a 135 MB log.
+struct Programme: Sendable, CustomTestStringConvertible {
+    let name: String
+    let format: PCMFormat
+    let bytes: [UInt8]
+
+    init(_ name: String, _ format: PCMFormat, _ bytes: [UInt8]) {
+        (self.name, self.format, self.bytes) = (name, format, bytes)
+    }
+
+    var testDescription: String { "\(name) (\(bytes.count) bytes)" }
 }
