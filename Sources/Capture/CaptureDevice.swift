@@ -180,8 +180,8 @@ public final class CaptureDevice: CaptureSource, @unchecked Sendable {
     /// When the device captured the frame the next read returns, in `MonotonicClock` nanoseconds:
     /// the status timestamp less the frames captured and not yet read (the delay). A device whose
     /// status has no timestamp (some plugins) is timed by the clock at the call instead. Nil when
-    /// the status cannot be read. An ioctl, no allocation; called once per recording, after the
-    /// capture thread's first read.
+    /// the status cannot be read. An ioctl, no allocation; called after the capture thread's first
+    /// read that brought audio (again after the next few only if it answered nil).
     /// The corresponding C functions are `snd_pcm_status`, `…_get_htstamp` and `…_get_delay`.
     public func timeOfNextFrame() -> Int? {
         guard snd_pcm_status(pcm, status) >= 0 else { return nil }

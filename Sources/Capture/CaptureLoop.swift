@@ -85,6 +85,10 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // Not wall time since the last audio: a process that was stopped (SIGSTOP, a paused VM)
         // comes back to a long gap, which is not a sign of a dead device.
         var waitedWithoutAudio = 0
+        // The first reads that brought audio ask the device when its next frame comes, until one
+        // answers: the sound server's answer is a round trip (at most 200 ms, on this thread), and
+        // a loaded server can miss it once. Four tries bound what a device without timestamps costs.
+        var timingTriesLeft = 4
         if case .failed(let code) = device.start() { return (.deviceLost, code) }
 
         func account(lostFrames: Int) {
@@ -153,9 +157,15 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             var isDrained = false
             switch step {
             case .frames(let count) where count > 0:
-                if captured == 0, let next = device.timeOfNextFrame() {
-                    // The first audio: frame 0 came `count` frames before the next one.
-                    monitor.firstFrameTime.store(next - count * 1_000_000_000 / rate, ordering: .relaxed)
+                if timingTriesLeft > 0 {
+                    if let next = device.timeOfNextFrame() {
+                        // Frame 0 came every frame the source has delivered or lost, this read's
+                        // included, before the next one.
+                        monitor.firstFrameTime.store(next - (accounted + count) * 1_000_000_000 / rate, ordering: .relaxed)
+                        timingTriesLeft = 0
+                    } else {
+                        timingTriesLeft -= 1
+                    }
                 }
                 captured += count
                 accounted += count

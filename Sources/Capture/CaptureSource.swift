@@ -24,7 +24,8 @@ public protocol CaptureSource: AnyObject, Sendable {
     /// After `.suspended`: resumes; false when the device is gone.
     func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool
     /// When the frame the next read returns was captured, in `MonotonicClock` nanoseconds; nil
-    /// when the source cannot tell. Called once per recording, after the first read.
+    /// when the source cannot tell. Called after the first read that brought audio, and after the
+    /// next few until one answers (at most four calls a recording).
     func timeOfNextFrame() -> Int?
     /// Stops the stream and drops what it holds.
     func drop()

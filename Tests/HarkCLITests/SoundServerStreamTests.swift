@@ -26,31 +26,30 @@ import Testing
         let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 30, ["-D", "studiopipe", "-d", "15"],
                                                                        into: "sleepy.flac", audioWithin: 1)
         defer { feeder.stop() }
-        let switchesBefore = WakeUpTests.contextSwitches(recording.pid)
-        let (runs, seconds) = WakeUpTests.timeslices(of: recording.pid, over: 4_000_000)
-        let switchesAfter = WakeUpTests.contextSwitches(recording.pid)
+        let (runs, sleeps, seconds) = WakeUpTests.activity(of: recording.pid, over: 4_000_000)
         recording.send(SIGINT)
         let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
         #expect(result.status == 0, "\(result.standardError)")
         let capture = try #require(runs["hark-capture"], "the capture thread is named: \(runs)")
-        let before = try #require(switchesBefore["hark-capture"]), after = try #require(switchesAfter["hark-capture"])
-        let wakeUps = after.voluntary - before.voluntary
+        let wakeUps = try #require(sleeps["hark-capture"])
         print("SoundServerStreamTests: over \(String(format: "%.2f", seconds)) s the capture thread slept and woke \(wakeUps) times "
-              + "(8 periods a second), was preempted \(after.involuntary - before.involuntary) times, ran in \(capture) timeslices")
+              + "(8 periods a second), ran in \(capture) timeslices")
         #expect(runs["threaded-ml"] == nil, "libpulse's threaded main loop runs in hark: \(runs)")
         // 125 ms periods. A wake-up is a voluntary sleep (a preemption on a loaded machine is not);
         // one more for the measurement's edges.
-        #expect(wakeUps <= Int(seconds * 8) + 1, "capture thread: \(wakeUps) wake-ups in \(seconds) s")
+        #expect(wakeUps <= Int((seconds * 8).rounded(.up)) + 1, "capture thread: \(wakeUps) wake-ups in \(seconds) s")
         #expect(try FLACTools.test(output).status == 0)
     }
 
     /// The stream is named by the app's purpose string, as the desktop's microphone indicator and
     /// mixer show it, and the server sees hark's own name, not the ALSA plugin's.
     @Test func theStreamCarriesThePurposeString() throws {
-        let (rig, feeder, recording, _) = try Self.startRecording(inputSeconds: 20, ["-D", "Studio Pipe", "-d", "4"],
+        let (rig, feeder, recording, _) = try Self.startRecording(inputSeconds: 20, ["-D", "Studio Pipe"],
                                                                   into: "named.flac", audioWithin: 0.2)
         defer { feeder.stop() }
+        // The recording runs until the listing is taken, however slowly a loaded machine takes it.
         let listing = try runTool("pactl", ["list", "source-outputs"], environment: rig.environment)
+        recording.send(SIGINT)
         let result = recording.wait(timeout: TestLoad.seconds(30))
         #expect(result.status == 0, "\(result.standardError)")
         let properties = String(decoding: listing.standardOutput, as: UTF8.self)

@@ -68,19 +68,33 @@ import Testing
         return (runs, Date().timeIntervalSince(start))
     }
 
+    /// Each thread's timeslices and context switches over `microseconds` of `pid`'s life, and
+    /// seconds at least as long as either count's window: the clock starts before the first
+    /// reading and stops after the last, so a test preempted between them does not count more
+    /// wake-ups than its seconds allow. For upper bounds; a lower bound wants `timeslices(of:over:)`.
+    static func activity(of pid: pid_t, over microseconds: useconds_t)
+        -> (runs: [String: Int], sleeps: [String: Int], seconds: Double) {
+        let start = Date()
+        let switchesBefore = contextSwitches(pid)
+        let (runs, _) = timeslices(of: pid, over: microseconds)
+        let switchesAfter = contextSwitches(pid)
+        let sleeps = Dictionary(uniqueKeysWithValues: switchesAfter.map { name, after in
+            (name, after.voluntary - (switchesBefore[name]?.voluntary ?? 0))
+        })
+        return (runs, sleeps, Date().timeIntervalSince(start))
+    }
+
     @Test func aQuietRecordingSleepsUntilSomethingHappens() throws {
         // The default period is 125 ms.
         let (rig, recording, _) = try Self.startQuietRecording("sleepy.flac")
-        let switchesBefore = Self.contextSwitches(recording.pid)
-        let (runs, seconds) = Self.timeslices(of: recording.pid, over: 4_000_000)
-        let switchesAfter = Self.contextSwitches(recording.pid)
+        let (runs, sleeps, seconds) = Self.activity(of: recording.pid, over: 4_000_000)
         recording.send(SIGINT)
         // The rig (its PulseAudio, its files) must outlive the recording.
         let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
         #expect(result.status == 0, "\(result.standardError)")
         let session = runs["hark"] ?? 0
         let encoder = runs["hark-encode"] ?? 0
-        let encoderSleeps = (switchesAfter["hark-encode"]?.voluntary ?? 0) - (switchesBefore["hark-encode"]?.voluntary ?? 0)
+        let encoderSleeps = sleeps["hark-encode"] ?? 0
         print("WakeUpTests: over \(String(format: "%.2f", seconds)) s the session thread ran \(session) times, the encoder thread \(encoder) (\(encoderSleeps) of them after a sleep)")
         #expect(runs["hark-encode"] != nil && runs["hark-capture"] != nil, "the threads are named: \(runs)")
         // Nothing happened: at most one wake-up a second (the promise; here it is none).

@@ -67,8 +67,12 @@ import Testing
     }
 
     @Test func turningTheSwitchOffDuringARecordingRevokesItWithItsOwnReason() throws {
-        // On at first, off a moment later, as the helper reports a change.
-        let helper = reader("printf 0; sleep 0.3; printf 1; cat >/dev/null")
+        // On at first, off once the recording is granted, as the helper reports a change. The
+        // change waits for a file the test makes, not for a fixed time: a reading taken late (a
+        // loaded machine) would otherwise find both bytes and see the switch already off.
+        let turnedOff = NSTemporaryDirectory() + "hark-switch-off-\(UUID().uuidString)"
+        defer { unlink(turnedOff) }
+        let helper = reader("printf 0; while [ ! -e '\(turnedOff)' ]; do sleep 0.05; done; printf 1; cat >/dev/null")
         let places = TemporaryLocations()
         let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
         try gate.setDecision(.authorized, for: .microphone)
@@ -77,6 +81,9 @@ import Testing
             Issue.record("refused while the switch is on")
             return
         }
+        let revokedBeforeTheChange = watch.isRevoked(consent: grant.consent)
+        #expect(!revokedBeforeTheChange)
+        #expect(FileManager.default.createFile(atPath: turnedOff, contents: nil))
         let deadline = Date().addingTimeInterval(30)
         var revoked = false
         while !revoked, Date() < deadline {

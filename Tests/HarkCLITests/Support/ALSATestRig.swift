@@ -116,11 +116,24 @@ final class PulseAudioServer {
             .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
-    /// Kills the server (SIGKILL, as a vanished device looks) and waits until it is gone.
+    /// Kills the server (SIGKILL, as a vanished device looks), waits until it is dead (up to
+    /// 10 s scaled by the load), and removes its PID file. Dead is enough: a zombie holds no
+    /// socket. But the daemon is reparented to PID 1, which in a container may reap it late (here
+    /// every 2 s) or never, and a new server that found the old PID file while that PID was still
+    /// a zombie took the old server for running and refused to start ("Daemon startup failed").
     func stop() {
         guard let pid else { return }
         kill(pid, SIGKILL)
-        for _ in 0..<100 where kill(pid, 0) == 0 { usleep(20_000) }
+        func isDead() -> Bool {
+            guard kill(pid, 0) == 0 else { return true }
+            // /proc/PID/stat is "PID (comm) STATE …": Z is a zombie, X dead.
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            let state = stat.range(of: ") ", options: .backwards).map { stat[$0.upperBound...].prefix(1) } ?? ""
+            return state == "Z" || state == "X"
+        }
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(10))
+        while !isDead(), Date() < deadline { usleep(20_000) }
+        unlink(pidFile.path)
     }
 }
 

@@ -55,18 +55,22 @@ final class RunningProcess {
 
     func send(_ signal: Int32) { kill(pid, signal) }
 
-    /// Waits for exit, killing the process if it outlives `timeout` seconds.
+    /// Waits for exit, killing the process if it outlives `timeout` seconds. A process killed so
+    /// has a last line on its stderr saying it timed out: a failing test's message (most print the
+    /// stderr) then tells a timeout from a crash, which both end in SIGKILL's status 137.
     func wait(timeout: Double = 60) -> ToolResult {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
+        let timedOut = process.isRunning
+        if timedOut {
             kill(pid, SIGKILL)
             process.waitUntilExit()
         }
         process.waitUntilExit()
         let wall = Date().timeIntervalSince(start)
         let output = (try? Data(contentsOf: outputFile)) ?? Data()
-        let error = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        var error = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        if timedOut { error += "[test: killed after a \(timeout) s timeout]\n" }
         try? FileManager.default.removeItem(at: outputFile)
         try? FileManager.default.removeItem(at: errorFile)
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
