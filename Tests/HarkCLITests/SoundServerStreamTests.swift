@@ -125,9 +125,11 @@ import Testing
 
     /// The first sample's time comes from the stream's latency (one timing request to the server):
     /// after hark started, and the recording's length before it ended; and the device clock's drift
-    /// is measured (it needs two whole 5 s buckets: 15 s). A null sink keeps the system's time, so
-    /// the figure is the measurement's own error: read on a cadence, not as packets arrive, the
-    /// stream gives a few milliseconds over the span (docs/known-limits.md), hence the wide bound.
+    /// is measured (it needs two whole 5 s buckets 5 s apart: 15 s). A null sink keeps the system's
+    /// time, so the figure is the measurement's own error: read on a cadence, not as packets
+    /// arrive, the stream gives a few milliseconds over the span (docs/known-limits.md). 24 s put
+    /// the first and the last whole bucket 10–20 s apart, not 5–15, halving the worst error a
+    /// loaded machine adds.
     @Test func theFirstSampleIsTimedFromTheServersLatency() throws {
         let rig = try ALSATestRig(input: Data())
         try rig.startPulseAudio()
@@ -135,7 +137,7 @@ import Testing
         #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
         let output = rig.path("timed.flac")
         let launched = Date()
-        let result = try runHark(["record", "-v", "-D", "pulse", "-d", "16", "-o", output], rig: rig)
+        let result = try runHark(["record", "-v", "-D", "pulse", "-d", "24", "-o", output], rig: rig)
         let ended = Date()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("device 'pulse' (the sound server's own stream)"), "\(result.standardError)")
@@ -145,10 +147,12 @@ import Testing
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let first = try #require(formatter.date(from: stamp), "\(stamp)")
         print("SoundServerStreamTests: first sample \(String(format: "%.3f", first.timeIntervalSince(launched))) s after launch; \(line)")
-        #expect(first >= launched.addingTimeInterval(-0.05) && first <= ended.addingTimeInterval(-15.9), "\(stamp), launched \(launched), ended \(ended)")
-        let summary = try #require(result.errorLines.first { $0.contains("recorded 16.000 s") }, "\(result.standardError)")
+        #expect(first >= launched.addingTimeInterval(-0.05) && first <= ended.addingTimeInterval(-23.9), "\(stamp), launched \(launched), ended \(ended)")
+        let summary = try #require(result.errorLines.first { $0.contains("recorded 24.000 s") }, "\(result.standardError)")
+        // hark drops a drift beyond 1000 ppm as a failed measurement (`CaptureClock`), so a figure
+        // printed is within it; that one is printed at all is what holds the bound.
         let ppm = try #require(summary.firstMatch(of: /device clock ([+-]\d+\.\d) ppm against the system's/)?.1, "\(summary)")
-        #expect(abs(Double(ppm)!) < 2000, "\(summary)")
+        #expect(abs(Double(ppm)!) <= 1000, "\(summary)")
         #expect(try FLACTools.tags(output).contains("HARK_FIRST_SAMPLE_TIME=\(stamp)"))
     }
 }
