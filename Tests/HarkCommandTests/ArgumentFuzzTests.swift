@@ -12,8 +12,17 @@ import Testing
 /// 10,000 for the comparison of `record`'s own parser with the whole tree).
 @Suite struct ArgumentFuzzTests {
     static var iterations: Int {
-        ProcessInfo.processInfo.environment["HARK_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 5_000
+        ProcessInfo.processInfo.environment["HARK_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 5_000 / sanitizerDivisor
     }
+
+    /// Under AddressSanitizer the library's parsing runs about 20 times slower (this suite took
+    /// 124 s alone, half its shard's time, against 6 s uninstrumented), so a sanitized run takes a
+    /// fifth of the lists: still thousands of parses for the sanitizer to watch, and the plain run
+    /// keeps the full count.
+    static let sanitizerDivisor: Int = {
+        let process = dlopen(nil, RTLD_NOW)
+        return dlsym(process, "__asan_init") != nil || dlsym(process, "__tsan_init") != nil ? 5 : 1
+    }()
 
     static let words: [String] = [
         "record", "devices", "permissions", "grant", "deny", "reset", "log", "status", "microphone", "camera",
@@ -53,7 +62,7 @@ import Testing
     @Test func recordParsedOnItsOwnActsAsTheWholeTree() {
         // About 90 ms a list in a debug build, nearly all of it the library's messages and
         // reflection, so fewer lists than above; scripts/fuzz-arguments runs 10,000.
-        let iterations = ProcessInfo.processInfo.environment["HARK_PARSE_COMPARE_ITERATIONS"].flatMap(Int.init) ?? 300
+        let iterations = ProcessInfo.processInfo.environment["HARK_PARSE_COMPARE_ITERATIONS"].flatMap(Int.init) ?? 300 / Self.sanitizerDivisor
         var random = SplitMix64(seed: 0x5245_4344)
         let recordWords = Self.words + ["-dh", "-help", "--help-hidden", "help", "--generate-completion-script", "bash",
                                         "--experimental-dump-help", "--speech", "--no-loudness", "-o", "y.raw", "--channel-map"]
