@@ -15,8 +15,8 @@ import Testing
         ProcessInfo.processInfo.environment["HARK_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 5_000 / sanitizerDivisor
     }
 
-    /// Under AddressSanitizer the library's parsing runs about 20 times slower (this suite took
-    /// 124 s alone, half its shard's time, against 6 s uninstrumented), so a sanitized run takes a
+    /// Under AddressSanitizer the library's parsing runs about five times slower (this suite took
+    /// 124 s alone, half its shard's time, against 27 s in a debug build), so a sanitized run takes a
     /// fifth of the lists: still thousands of parses for the sanitizer to watch, and the plain run
     /// keeps the full count.
     static let sanitizerDivisor: Int = {

@@ -62,10 +62,7 @@ final class RunningProcess {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         let timedOut = process.isRunning
-        if timedOut {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
-        }
+        if timedOut { kill(pid, SIGKILL) }
         process.waitUntilExit()
         let wall = Date().timeIntervalSince(start)
         let output = (try? Data(contentsOf: outputFile)) ?? Data()
