@@ -97,6 +97,15 @@ public struct ChannelLayout: Sendable, Hashable, CustomStringConvertible {
         return order.count == wanted.count ? order : nil
     }
 
+    /// A stereo stream's channels in the left-right order Opus's mapping family 0 has (RFC 7845
+    /// §5.1.1.1), which says no more than "left, right": `[0, 1]` or `[1, 0]` when the two are
+    /// FL and FR, nil for any other pair (kept in the stream's order, as family 0 can name none).
+    public var stereoOrder: [Int]? {
+        guard positions.count == 2, let left = positions.firstIndex(of: .frontLeft),
+              let right = positions.firstIndex(of: .frontRight) else { return nil }
+        return [left, right]
+    }
+
     /// What WAV and FLAC assume of `channels` channels when nothing says otherwise: WAVE's default
     /// order (mono; FL FR; FL FR FC; quad; 5.0; 5.1; 6.1; 7.1).
     public static func waveDefault(channels: Int) -> ChannelLayout? {

@@ -75,22 +75,29 @@ struct ALSAHardwareParameters: ~Copyable {
         _ = snd_pcm_hw_params_get_period_size(params, &periodFrames, &direction)
         _ = snd_pcm_hw_params_get_buffer_size(params, &bufferFrames)
         let monotonic = try installSoftwareParameters(periodFrames: periodFrames, bufferFrames: bufferFrames)
+        let map = channelMap(channels: format.channels)
         return NegotiatedCapture(device: device, format: format, periodFrames: Int(periodFrames),
-                                 bufferFrames: Int(bufferFrames), channelLayout: channelLayout(channels: format.channels),
-                                 hasMonotonicTimestamps: monotonic)
+                                 bufferFrames: Int(bufferFrames), channelLayout: map.flatMap(\.layout),
+                                 deviceChannelMap: map?.names, hasMonotonicTimestamps: monotonic)
     }
 
-    /// The device's channel map, when it names each of `channels` channels with a position hark
-    /// knows. The corresponding C function is `snd_pcm_get_chmap` (its result is malloc'd: freed here).
-    private func channelLayout(channels: Int) -> ChannelLayout? {
+    /// The device's channel map for `channels` channels: ALSA's names for its positions
+    /// (`FL,FC,FR,…`, as `--channel-map` takes them) and, when every position is one hark can place,
+    /// the layout; nil when the device has no map for that count (ALSA's file and null plugins
+    /// without a `chmap`, many USB devices). The corresponding C functions are `snd_pcm_get_chmap`
+    /// (its result is malloc'd: freed here) and `snd_pcm_chmap_name`.
+    private func channelMap(channels: Int) -> (names: String, layout: ChannelLayout?)? {
         guard let map = snd_pcm_get_chmap(pcm) else { return nil }
         defer { free(map) }
         guard Int(map.pointee.channels) == channels else { return nil }
-        // `pos` is a flexible array member right after `channels`.
+        // `pos` is a flexible array member right after `channels`. Its low 16 bits are the position;
+        // the bits above flag a phase-inverted or driver-specific channel.
         let positions = UnsafeRawPointer(map).advanced(by: MemoryLayout<UInt32>.size)
             .assumingMemoryBound(to: UInt32.self)
-        let named = (0..<channels).compactMap { SpeakerPosition(alsaPosition: positions[$0] & 0xFFFF) }
-        return named.count == channels ? ChannelLayout(named) : nil
+        let values = (0..<channels).map { positions[$0] & 0xFFFF }
+        let names = values.map { value in snd_pcm_chmap_name(snd_pcm_chmap_position(value)).map { String(cString: $0) } ?? "\(value)" }
+        let named = values.compactMap { SpeakerPosition(alsaPosition: $0) }
+        return (names.joined(separator: ","), named.count == channels ? ChannelLayout(named) : nil)
     }
 
     /// What the device accepts for interleaved capture, with resampling allowed as `negotiate`

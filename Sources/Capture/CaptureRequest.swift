@@ -53,19 +53,25 @@ public struct NegotiatedCapture: Sendable, Equatable, CustomStringConvertible {
     public let periodFrames: Int
     public let bufferFrames: Int
     /// Which speaker each channel is, when the device says (`snd_pcm_get_chmap`) and names every
-    /// channel; nil otherwise (ALSA's file and null plugins, many USB devices).
+    /// channel; nil otherwise (no map: many USB devices, ALSA's file and null plugins without a
+    /// `chmap`).
     public var channelLayout: ChannelLayout? = nil
+    /// The device's own channel map as ALSA names its positions (`FL,FR,FC,LFE,RLC,RRC`), kept
+    /// even when `channelLayout` is nil because a position is one hark cannot place (so a refusal
+    /// can say which); nil when the device has no map.
+    public var deviceChannelMap: String? = nil
     /// Whether the device's status timestamps are on CLOCK_MONOTONIC (set in its software
     /// parameters), so they can be compared with `MonotonicClock`.
     public var hasMonotonicTimestamps = false
 
     public init(device: String, format: PCMFormat, periodFrames: Int, bufferFrames: Int,
-                channelLayout: ChannelLayout? = nil, hasMonotonicTimestamps: Bool = false) {
+                channelLayout: ChannelLayout? = nil, deviceChannelMap: String? = nil, hasMonotonicTimestamps: Bool = false) {
         self.device = device
         self.format = format
         self.periodFrames = periodFrames
         self.bufferFrames = bufferFrames
         self.channelLayout = channelLayout
+        self.deviceChannelMap = deviceChannelMap
         self.hasMonotonicTimestamps = hasMonotonicTimestamps
     }
 

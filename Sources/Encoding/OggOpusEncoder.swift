@@ -39,7 +39,7 @@ public final class OggOpusEncoder: AudioEncoder {
     /// Three to eight channels use RFC 7845's mapping family 1, which wants them in Vorbis order:
     /// `layout` must say which speaker each channel is (from the device's channel map or
     /// `--channel-map`) and be one of family 1's layouts; the channels are reordered as they are
-    /// converted.
+    /// converted. Two channels named FR,FL are swapped into family 0's left-right order.
     public init(format: PCMFormat, settings: OpusSettings, sink: OutputSink, conversionFrames: Int = 4096,
                 layout: ChannelLayout? = nil) throws(EncoderError) {
         var family: Int32 = 0
@@ -53,6 +53,10 @@ public final class OggOpusEncoder: AudioEncoder {
             }
             family = 1
             reorder = ChannelReorder(order)
+        } else if format.channels == 2 {
+            // Family 0 is left then right: a device (or --channel-map) that says FR,FL is swapped
+            // back, as WAV and FLAC put it in WAVE order.
+            reorder = ChannelReorder(layout?.stereoOrder)
         }
         self.reorder = reorder
         try Self.validate(settings)

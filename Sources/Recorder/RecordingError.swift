@@ -1,3 +1,4 @@
+import AudioFormat
 import Capture
 import Encoding
 import RecordPermission
@@ -14,8 +15,9 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     case captureDevice(CaptureOpenError)
     /// The encoder could not be set up.
     case encoderSetup(EncoderError)
-    /// Surround Opus without a layout it can use: the device has no channel map and no
-    /// `--channel-map` named one, or the layout is not one of mapping family 1's.
+    /// Surround Opus without a layout it can use: the device has no channel map (or one naming a
+    /// position hark cannot place) and no `--channel-map` named one, or the layout is not one of
+    /// mapping family 1's (`unusableOpusLayout`).
     case unusableChannelLayout(String)
     /// A thread could not be started.
     case system(String)
@@ -43,5 +45,22 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .unusableChannelLayout: 64
         case .system: 71
         }
+    }
+
+    /// Surround Opus refused for the layout it would get, saying where that layout came from (the
+    /// user's `--channel-map`, or the device's own map, even one with positions hark cannot place)
+    /// and what to do.
+    static func unusableOpusLayout(named: ChannelLayout?, negotiated: NegotiatedCapture) -> RecordingError {
+        let remedy = "name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"
+        if let named {
+            return .unusableChannelLayout("\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
+        }
+        if let layout = negotiated.channelLayout {
+            return .unusableChannelLayout("the device's channel map \(layout) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
+        }
+        if let map = negotiated.deviceChannelMap {
+            return .unusableChannelLayout("the device's channel map \(map) names a position hark cannot place in Opus's surround layouts; \(remedy)")
+        }
+        return .unusableChannelLayout("the device does not say which speaker each of its \(negotiated.format.channels) channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,FC,LFE,RL,RR")
     }
 }

@@ -76,9 +76,7 @@ public final class RecordingSession {
         let hasOpusOutput = configuration.outputs.contains { if case .opus = $0.codec { true } else { false } }
         if hasOpusOutput, format.channels > 2, layout?.vorbisOrder == nil {
             discardAll()
-            throw .unusableChannelLayout(layout.map {
-                "\($0) is not one of Opus's surround layouts (RFC 7845 mapping family 1); name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"
-            } ?? "the device does not say which speaker each of its \(format.channels) channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,FC,LFE,RL,RR")
+            throw .unusableOpusLayout(named: configuration.channelLayout, negotiated: negotiated)
         }
         // The recording's start for DATE and the access log: the encoders write their headers
         // (tags included) before the first sample, so this is the last moment before capture begins.

@@ -25,6 +25,13 @@ import Testing
         #expect(layout("FL,FR").vorbisOrder == nil, "family 0 needs no order")
     }
 
+    @Test func stereoOrderPutsLeftFirst() {
+        #expect(layout("FL,FR").stereoOrder == [0, 1])
+        #expect(layout("FR,FL").stereoOrder == [1, 0])
+        #expect(layout("FC,LFE").stereoOrder == nil, "not a left-right pair: kept as it is")
+        #expect(layout("FL,FR,FC").stereoOrder == nil)
+    }
+
     @Test func waveOrderAndMask() {
         let vorbisFive = layout("FL,FC,FR,RL,RR,LFE")
         #expect(vorbisFive.waveOrder == [0, 2, 1, 5, 3, 4])

@@ -9,7 +9,7 @@ import Testing
     /// The tone for a speaker: distinct, and apart enough for a Goertzel filter to tell.
     static let tones: [SpeakerPosition: Double] = [
         .frontLeft: 300, .frontRight: 500, .frontCenter: 700, .lowFrequency: 110, .rearLeft: 1100, .rearRight: 1300,
-        .sideLeft: 1700, .sideRight: 1900, .rearCenter: 2300,
+        .sideLeft: 1700, .sideRight: 1900, .rearCenter: 2300, .frontLeftCenter: 2900, .frontRightCenter: 3100,
     ]
 
     /// `seconds` of S16_LE at 48 kHz, channel `i` playing `layout.positions[i]`'s tone.

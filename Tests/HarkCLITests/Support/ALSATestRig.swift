@@ -7,7 +7,10 @@ import Testing
 ///
 /// - `filecap`: the `file` plugin over the `null` PCM, returning the input file's bytes unpaced;
 /// - `pacedcap`: the same plugin over the `pulse` PCM, returning them bit-exact at real-time pace
-///   (needs `startPulseAudio()`).
+///   (needs `startPulseAudio()`);
+/// - `mappedcap`, with `deviceChannelMaps`: `filecap` over a `null` PCM that reports those ALSA
+///   channel maps (`snd_pcm_get_chmap` returns the one with the recording's channel count), as a
+///   sound card's driver does.
 ///
 /// The file plugin does not loop: past the end of its input it returns stale data, so inputs are
 /// sized to the recording.
@@ -21,17 +24,25 @@ final class ALSATestRig {
     /// With `grantMicrophone`, the rig's user has already allowed hark the microphone (with
     /// `hark permissions grant microphone`), so recordings run without a prompt.
     /// `extraConfiguration` is appended to the rig's ALSA configuration (more devices).
-    init(input: Data, grantMicrophone: Bool = true, extraConfiguration: String = "") throws {
+    init(input: Data, grantMicrophone: Bool = true, extraConfiguration: String = "", deviceChannelMaps: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("hark-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         inputFile = directory.appendingPathComponent("input.raw")
         try input.write(to: inputFile)
-        let configuration = """
+        var configuration = """
             pcm.filecap { type file; slave.pcm "null"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
             pcm.pacedcap { type file; slave.pcm "pulse"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
             \(extraConfiguration)
             """
+        if !deviceChannelMaps.isEmpty {
+            let maps = deviceChannelMaps.map { "\"\($0)\"" }.joined(separator: " ")
+            configuration += """
+
+                pcm.mappednull { type null; chmap [ \(maps) ] }
+                pcm.mappedcap { type file; slave.pcm "mappednull"; file "/dev/null"; infile "\(inputFile.path)"; format "raw" }
+                """
+        }
         try configuration.write(to: directory.appendingPathComponent("asoundrc"), atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
