@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The device's own channel map (`snd_pcm_get_chmap`), with no `--channel-map`: the rig's
-/// `mappedcap` is a `null` PCM configured with a `chmap`, which ALSA reports through the `file`
+/// `mappedcap` is a `route` PCM configured with a `chmap`, which ALSA reports through the `file`
 /// plugin as it reports a sound card driver's. Each input channel carries its speaker's tone
 /// (`SurroundTests.tones`); decoded by the peers' tools, each tone must land in the channel the
 /// format puts that speaker in.
@@ -34,10 +34,10 @@ import Testing
 
     @Test(arguments: ["opus", "flac", "wav"])
     func aDevicesSurroundMapPlacesEachSpeaker(_ codec: String) throws {
-        // The device says 5.1 in Vorbis order (not WAVE's); it has a stereo map too, unused here.
-        let deviceOrder: [SpeakerPosition] = [.frontLeft, .frontCenter, .frontRight, .rearLeft, .rearRight, .lowFrequency]
+        // ALSA's own 5.1 order, as HDA drivers report it: neither WAVE's nor Vorbis's.
+        let deviceOrder: [SpeakerPosition] = [.frontLeft, .frontRight, .rearLeft, .rearRight, .frontCenter, .lowFrequency]
         let rig = try ALSATestRig(input: Surround.input(deviceOrder, seconds: 3),
-                                  deviceChannelMaps: [deviceOrder.map(\.rawValue).joined(separator: ","), "FL,FR"])
+                                  deviceChannelMap: deviceOrder.map(\.rawValue).joined(separator: ","))
         let output = rig.path("surround.\(codec)")
         let result = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "2", "-o", output], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: ["opus", "flac", "wav"])
     func aDeviceThatSaysItsStereoIsSwappedIsPutLeftFirst(_ codec: String) throws {
-        let rig = try ALSATestRig(input: Surround.input([.frontRight, .frontLeft], seconds: 2), deviceChannelMaps: ["FR,FL"])
+        let rig = try ALSATestRig(input: Surround.input([.frontRight, .frontLeft], seconds: 2), deviceChannelMap: "FR,FL")
         let output = rig.path("swapped.\(codec)")
         let result = try runHark(["record", "-D", "mappedcap", "-c", "2", "-d", "1", "-o", output], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
@@ -60,7 +60,7 @@ import Testing
     @Test func theUsersChannelMapOverridesTheDevices() throws {
         // The device claims WAVE order; the channels really come in Vorbis order, as the user says.
         let realOrder = SurroundTests.deviceOrder
-        let rig = try ALSATestRig(input: Surround.input(realOrder, seconds: 2), deviceChannelMaps: ["FL,FR,FC,LFE,RL,RR"])
+        let rig = try ALSATestRig(input: Surround.input(realOrder, seconds: 2), deviceChannelMap: "FL,FR,FC,LFE,RL,RR")
         let believed = rig.path("believed.wav"), told = rig.path("told.wav")
         #expect(try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "1", "-o", believed], rig: rig).status == 0)
         #expect(try Self.heard(believed) == realOrder, "the device's word, taken as it is")
@@ -73,7 +73,7 @@ import Testing
         // Front centre pair instead of the rear one: WAV can name it, Opus's family 1 cannot.
         let layout: [SpeakerPosition] = [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .frontLeftCenter, .frontRightCenter]
         let map = layout.map(\.rawValue).joined(separator: ",")
-        let rig = try ALSATestRig(input: Surround.input(layout, seconds: 2), deviceChannelMaps: [map])
+        let rig = try ALSATestRig(input: Surround.input(layout, seconds: 2), deviceChannelMap: map)
         let opus = rig.path("refused.opus")
         let refused = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", opus], rig: rig)
         #expect(refused.status == 64, "\(refused.standardError)")
@@ -88,7 +88,7 @@ import Testing
 
     @Test func aDeviceMapWithAPositionHarkCannotPlaceIsNamedInTheRefusal() throws {
         // ALSA's rear centre pair (RLC, RRC) has no WAVE speaker and no place in Vorbis order.
-        let rig = try ALSATestRig(input: Surround.input(Surround.waveOrder, seconds: 1), deviceChannelMaps: ["FL,FR,FC,LFE,RLC,RRC"])
+        let rig = try ALSATestRig(input: Surround.input(Surround.waveOrder, seconds: 1), deviceChannelMap: "FL,FR,FC,LFE,RLC,RRC")
         let opus = rig.path("refused.opus")
         let refused = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", opus], rig: rig)
         #expect(refused.status == 64, "\(refused.standardError)")
