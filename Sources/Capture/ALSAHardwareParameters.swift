@@ -75,29 +75,10 @@ struct ALSAHardwareParameters: ~Copyable {
         _ = snd_pcm_hw_params_get_period_size(params, &periodFrames, &direction)
         _ = snd_pcm_hw_params_get_buffer_size(params, &bufferFrames)
         let monotonic = try installSoftwareParameters(periodFrames: periodFrames, bufferFrames: bufferFrames)
-        let map = channelMap(channels: format.channels)
+        let map = ALSAChannelMap.current(pcm, channels: format.channels)
         return NegotiatedCapture(device: device, format: format, periodFrames: Int(periodFrames),
-                                 bufferFrames: Int(bufferFrames), channelLayout: map.flatMap(\.layout),
+                                 bufferFrames: Int(bufferFrames), channelLayout: map?.layout,
                                  deviceChannelMap: map?.names, hasMonotonicTimestamps: monotonic)
-    }
-
-    /// The device's channel map for `channels` channels: ALSA's names for its positions
-    /// (`FL,FC,FR,…`, as `--channel-map` takes them) and, when every position is one hark can place,
-    /// the layout; nil when the device has no map for that count (ALSA's file and null plugins
-    /// without a `chmap`, many USB devices). The corresponding C functions are `snd_pcm_get_chmap`
-    /// (its result is malloc'd: freed here) and `snd_pcm_chmap_name`.
-    private func channelMap(channels: Int) -> (names: String, layout: ChannelLayout?)? {
-        guard let map = snd_pcm_get_chmap(pcm) else { return nil }
-        defer { free(map) }
-        guard Int(map.pointee.channels) == channels else { return nil }
-        // `pos` is a flexible array member right after `channels`. Its low 16 bits are the position;
-        // the bits above flag a phase-inverted or driver-specific channel.
-        let positions = UnsafeRawPointer(map).advanced(by: MemoryLayout<UInt32>.size)
-            .assumingMemoryBound(to: UInt32.self)
-        let values = (0..<channels).map { positions[$0] & 0xFFFF }
-        let names = values.map { value in snd_pcm_chmap_name(snd_pcm_chmap_position(value)).map { String(cString: $0) } ?? "\(value)" }
-        let named = values.compactMap { SpeakerPosition(alsaPosition: $0) }
-        return (names.joined(separator: ","), named.count == channels ? ChannelLayout(named) : nil)
     }
 
     /// What the device accepts for interleaved capture, with resampling allowed as `negotiate`
@@ -130,7 +111,8 @@ struct ALSAHardwareParameters: ~Copyable {
         }.map { String(cString: snd_pcm_format_name($0)) }.filter { !$0.hasPrefix("DSD") }
         return DeviceCapabilities(
             rates: Int(lowRate)...Int(max(lowRate, highRate)), commonRates: commonRates, sampleFormats: harkFormats,
-            otherFormats: otherFormats, channels: Int(lowChannels)...Int(max(lowChannels, highChannels)))
+            otherFormats: otherFormats, channels: Int(lowChannels)...Int(max(lowChannels, highChannels)),
+            channelMaps: ALSAChannelMap.offered(pcm).map(\.names))
     }
 
     /// Wakes the reader once a period is ready, starts on the first read, and timestamps status

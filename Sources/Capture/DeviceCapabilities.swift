@@ -18,6 +18,10 @@ public struct DeviceCapabilities: Sendable, Equatable {
     /// Other PCM formats the device accepts (ALSA names such as `S24_3LE`), which hark does not record.
     public let otherFormats: [String]
     public let channels: ClosedRange<Int>
+    /// The channel maps the device offers (`snd_pcm_query_chmaps`), each as ALSA names its
+    /// positions (`FL,FR,RL,RR,FC,LFE`); empty when it says nothing (then `--channel-map` names
+    /// the speakers for surround Opus).
+    public let channelMaps: [String]
 
     /// The rates people ask for, tested one by one.
     public static let commonRates = [8_000, 11_025, 16_000, 22_050, 32_000, 44_100, 48_000, 88_200, 96_000, 176_400, 192_000]

@@ -26,7 +26,7 @@ struct DevicesCommand: ParsableCommand {
             """
     )
 
-    @Flag(name: .shortAndLong, help: "Also show the rates, sample formats and channel counts each ALSA device accepts (opens each device; needs microphone access already allowed).")
+    @Flag(name: .shortAndLong, help: "Also show the rates, sample formats, channel counts and channel maps of each ALSA device (opens each device; needs microphone access already allowed).")
     var verbose = false
 
     @Flag(help: "Also list ALSA's converter and bridge plugins (lavrate, speexrate, upmix, jack, oss, null, …), which are not capture devices.")
@@ -160,6 +160,7 @@ extension DeviceProbe {
             var lines = ["rates: \(rates); of the common rates: \(common)", "formats: \(formats)"]
             if !device.otherFormats.isEmpty { lines.append("other formats (not recorded by hark): \(device.otherFormats.joined(separator: ", "))") }
             lines.append("channels: \(channels)")
+            if !device.channelMaps.isEmpty { lines.append("channel maps: \(device.channelMaps.joined(separator: "; "))") }
             return lines
         }
     }

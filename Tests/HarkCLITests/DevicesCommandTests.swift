@@ -55,6 +55,18 @@ import Testing
         }
     }
 
+    /// The channel maps a device offers (`snd_pcm_query_chmaps`), from the rig's `mappedcap`.
+    @Test func verboseShowsTheChannelMapsADeviceOffers() throws {
+        let rig = try ALSATestRig(input: Data(count: 4), deviceChannelMap: "FL,FR,RL,RR,FC,LFE")
+        let result = try runHark(["devices", "-v"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let devices = deviceBlocks(result.standardOutput)
+        let mapped = try #require(devices.first { $0.name == "mappedcap" }?.lines, "\(devices.map(\.name))")
+        #expect(mapped.contains("channel maps: FL,FR,RL,RR,FC,LFE"), "\(mapped)")
+        let plain = try #require(devices.first { $0.name == "filecap" }?.lines)
+        #expect(!plain.contains { $0.hasPrefix("channel maps:") }, "a device with no map says nothing: \(plain)")
+    }
+
     @Test func verboseWithoutConsentListsNamesOnlyAndExits77WithoutAsking() throws {
         let rig = try ALSATestRig(input: Data(count: 4), grantMicrophone: false, extraConfiguration: Self.brokenDevices)
         let undecided = try runHark(["devices", "-v"], rig: rig)
