@@ -6,7 +6,7 @@ import Glibc
 
 /// An ALSA channel map (`snd_pcm_chmap_t`) read into Swift: ALSA's names for its positions, and
 /// the layout when hark can place every one of them.
-struct ALSAChannelMap: Equatable {
+struct ALSAChannelMap {
     /// ALSA's short names in channel order (`FL,FR,RL,RR,FC,LFE`), as `--channel-map` takes them;
     /// a position ALSA has no name for is its number.
     let names: String
@@ -44,11 +44,11 @@ struct ALSAChannelMap: Equatable {
     static func offered(_ pcm: OpaquePointer) -> [ALSAChannelMap] {
         guard let queries = snd_pcm_query_chmaps(pcm) else { return [] }
         defer { snd_pcm_free_chmaps(queries) }
+        // `map` follows `type` in snd_pcm_chmap_query_t; the array ends with a null pointer.
+        let offset = MemoryLayout<snd_pcm_chmap_query_t>.offset(of: \snd_pcm_chmap_query_t.map)!
         var maps: [ALSAChannelMap] = []
         var index = 0
         while let query = queries[index] {
-            // `map` follows `type` in snd_pcm_chmap_query_t.
-            let offset = MemoryLayout<snd_pcm_chmap_query_t>.offset(of: \snd_pcm_chmap_query_t.map)!
             maps.append(ALSAChannelMap(UnsafeRawPointer(query).advanced(by: offset).assumingMemoryBound(to: snd_pcm_chmap_t.self)))
             index += 1
         }

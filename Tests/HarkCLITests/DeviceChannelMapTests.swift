@@ -32,6 +32,16 @@ import Testing
         return (0..<channels).map { Surround.dominantTone(samples, channels: channels, channel: $0) }
     }
 
+    /// Records six channels of `mappedcap` to Opus, expecting a refusal: exit 64 and no file left.
+    /// Returns what hark said.
+    static func opusRefusal(_ rig: ALSATestRig) throws -> [String] {
+        let opus = rig.path("refused.opus")
+        let refused = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", opus], rig: rig)
+        #expect(refused.status == 64, "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: opus))
+        return refused.errorLines
+    }
+
     @Test(arguments: ["opus", "flac", "wav"])
     func aDevicesSurroundMapPlacesEachSpeaker(_ codec: String) throws {
         // ALSA's own 5.1 order, as HDA drivers report it: neither WAVE's nor Vorbis's.
@@ -74,11 +84,7 @@ import Testing
         let layout: [SpeakerPosition] = [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .frontLeftCenter, .frontRightCenter]
         let map = layout.map(\.rawValue).joined(separator: ",")
         let rig = try ALSATestRig(input: Surround.input(layout, seconds: 2), deviceChannelMap: map)
-        let opus = rig.path("refused.opus")
-        let refused = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", opus], rig: rig)
-        #expect(refused.status == 64, "\(refused.standardError)")
-        #expect(refused.errorLines == ["hark: the device's channel map \(map) is not one of Opus's surround layouts (RFC 7845 mapping family 1); name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"])
-        #expect(!FileManager.default.fileExists(atPath: opus))
+        #expect(try Self.opusRefusal(rig) == ["hark: the device's channel map \(map) is not one of Opus's surround layouts (RFC 7845 mapping family 1); name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"])
         let wav = rig.path("kept.wav")
         #expect(try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "1", "-o", wav], rig: rig).status == 0)
         let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav)).prefix(80))
@@ -89,11 +95,7 @@ import Testing
     @Test func aDeviceMapWithAPositionHarkCannotPlaceIsNamedInTheRefusal() throws {
         // ALSA's rear centre pair (RLC, RRC) has no WAVE speaker and no place in Vorbis order.
         let rig = try ALSATestRig(input: Surround.input(Surround.waveOrder, seconds: 1), deviceChannelMap: "FL,FR,FC,LFE,RLC,RRC")
-        let opus = rig.path("refused.opus")
-        let refused = try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", opus], rig: rig)
-        #expect(refused.status == 64, "\(refused.standardError)")
-        #expect(refused.errorLines == ["hark: the device's channel map FL,FR,FC,LFE,RLC,RRC names a position hark cannot place in Opus's surround layouts; name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"])
-        #expect(!FileManager.default.fileExists(atPath: opus))
+        #expect(try Self.opusRefusal(rig) == ["hark: the device's channel map FL,FR,FC,LFE,RLC,RRC names a position hark cannot place in Opus's surround layouts; name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"])
         // FLAC keeps the device's order, as with no map at all.
         let flac = rig.path("kept.flac")
         #expect(try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "0.5", "-o", flac], rig: rig).status == 0)
