@@ -186,8 +186,14 @@ struct RecordCommand: ParsableCommand {
         try? AccessLog().appendStart(recordingStart)
         if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {
-            let route = if case .soundServer = request.route { " (the sound server's own stream)" } else { "" }
-            Console.notice("device '\(device)'\(route): \(session.negotiated)")
+            let fromServer = if case .soundServer = request.route { true } else { false }
+            let route = fromServer ? " (the sound server's own stream)" : ""
+            // Which speaker each channel is taken to be, and on whose word: the user's first.
+            let speakers = (capture.channelLayout ?? session.negotiated.channelLayout).map { layout in
+                let source = capture.channelLayout != nil ? "--channel-map" : fromServer ? "the sound server's channel map" : "the device's channel map"
+                return "; speakers \(layout) (\(source))"
+            } ?? ""
+            Console.notice("device '\(device)'\(route): \(session.negotiated)\(speakers)")
             Console.notice("capture thread: \(scheduling); ring: \(session.ringCapacityFrames) frames "
                 + "(\(SecondsText.format(pcm.seconds(forFrames: session.ringCapacityFrames))) s)\(outputs.count > 1 ? " per output" : ""); "
                 + "\(Set(outputs.map(\.encoderName)).sorted().joined(separator: ", ")); "

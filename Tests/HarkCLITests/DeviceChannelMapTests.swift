@@ -72,11 +72,15 @@ import Testing
         let realOrder = SurroundTests.deviceOrder
         let rig = try ALSATestRig(input: Surround.input(realOrder, seconds: 2), deviceChannelMap: "FL,FR,FC,LFE,RL,RR")
         let believed = rig.path("believed.wav"), told = rig.path("told.wav")
-        #expect(try runHark(["record", "-D", "mappedcap", "-c", "6", "-d", "1", "-o", believed], rig: rig).status == 0)
+        let deviceWord = try runHark(["record", "-v", "-D", "mappedcap", "-c", "6", "-d", "1", "-o", believed], rig: rig)
+        #expect(deviceWord.status == 0, "\(deviceWord.standardError)")
         #expect(try Self.heard(believed) == realOrder, "the device's word, taken as it is")
+        #expect(deviceWord.standardError.contains("; speakers FL,FR,FC,LFE,RL,RR (the device's channel map)"), "-v says whose word: \(deviceWord.standardError)")
         let map = realOrder.map(\.rawValue).joined(separator: ",")
-        #expect(try runHark(["record", "-D", "mappedcap", "-c", "6", "--channel-map", map, "-d", "1", "-o", told], rig: rig).status == 0)
+        let userWord = try runHark(["record", "-v", "-D", "mappedcap", "-c", "6", "--channel-map", map, "-d", "1", "-o", told], rig: rig)
+        #expect(userWord.status == 0, "\(userWord.standardError)")
         #expect(try Self.heard(told) == Surround.waveOrder, "the user's word first")
+        #expect(userWord.standardError.contains("; speakers \(map) (--channel-map)"), "\(userWord.standardError)")
     }
 
     @Test func aDeviceMapOpusCannotCarryIsRefusedNamingTheMap() throws {
