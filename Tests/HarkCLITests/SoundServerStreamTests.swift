@@ -92,9 +92,10 @@ import Testing
         let flac = rig.path("eight.flac")
         let opus = rig.path("eight.opus")
         let result = try withExtendedLifetime(feeder) {
-            try runHark(["record", "-D", "studiopipe", "-c", "8", "-r", "16000", "-d", "2", "-o", flac, "-o", opus], rig: rig)
+            try runHark(["record", "-v", "-D", "studiopipe", "-c", "8", "-r", "16000", "-d", "2", "-o", flac, "-o", opus], rig: rig)
         }
         #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; speakers FL,FR,FC,LFE,RL,RR,SL,SR (the sound server's channel map)"), "\(result.standardError)")
         let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
         try #require(decoded.count == 8 * 2 * 16_000)
         let input = Array(signal.samples)
