@@ -51,7 +51,10 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// user's `--channel-map`, or the device's own map, even one with positions hark cannot place)
     /// and what to do.
     static func unusableOpusLayout(named: ChannelLayout?, negotiated: NegotiatedCapture) -> RecordingError {
-        let remedy = "name one with --channel-map, e.g. FL,FR,FC,LFE,RL,RR, or record FLAC or WAV"
+        // The example is the channel count's usual layout (WAVE's order), one Opus can carry.
+        let channels = negotiated.format.channels
+        let example = ChannelLayout.waveDefault(channels: channels).map(\.description) ?? "FL,FR,FC,LFE,RL,RR"
+        let remedy = "name one with --channel-map, e.g. \(example), or record FLAC or WAV"
         if let named {
             return .unusableChannelLayout("\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
         }
@@ -61,6 +64,6 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         if let map = negotiated.deviceChannelMap {
             return .unusableChannelLayout("the device's channel map \(map) names a position hark cannot place in Opus's surround layouts; \(remedy)")
         }
-        return .unusableChannelLayout("the device does not say which speaker each of its \(negotiated.format.channels) channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,FC,LFE,RL,RR")
+        return .unusableChannelLayout("the device does not say which speaker each of its \(channels) channels is (ALSA has no channel map for it); name them with --channel-map, e.g. \(example)")
     }
 }

@@ -114,6 +114,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
         let unusable = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", "FL,FR,FC,LFE,FLC,FRC", "-d", "0.5", "-o", output], rig: rig)
         #expect(unusable.status == 64 && unusable.standardError.contains("is not one of Opus's surround layouts"), "\(unusable.standardError)")
+        // The example fits the channel count.
+        let quad = try runHark(["record", "-D", "filecap", "-c", "4", "-d", "0.5", "-o", output], rig: rig)
+        #expect(quad.status == 64 && quad.errorLines.last?.hasSuffix("its 4 channels is (ALSA has no channel map for it); name them with --channel-map, e.g. FL,FR,RL,RR") == true,
+                "\(quad.standardError)")
         let wrongCount = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", "FL,FR", "-o", output], rig: rig)
         #expect(wrongCount.status == 64 && wrongCount.standardError.contains("names 2 channels; the recording has 6"))
     }
