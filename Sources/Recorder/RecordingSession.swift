@@ -37,6 +37,9 @@ public final class RecordingSession {
     /// When the recording started (the device open, the encoders about to write their headers):
     /// the DATE tag's moment and the access log's start.
     public let startTime: WallClockTime
+    /// Which speaker each channel is taken to be: `--channel-map`'s layout first, else the
+    /// device's (or the sound server's) own; nil when neither says.
+    public let channelLayout: ChannelLayout?
 
     /// Creates the outputs, asks for consent (`authorize`), opens and configures the device and
     /// sets up the encoders, in that order: an output that cannot be created fails before anyone is
@@ -73,6 +76,7 @@ public final class RecordingSession {
         let format = negotiated.format
         // Which speaker each channel is: the user's word first, else the device's own map.
         let layout = configuration.channelLayout ?? negotiated.channelLayout
+        channelLayout = layout
         let hasOpusOutput = configuration.outputs.contains { if case .opus = $0.codec { true } else { false } }
         if hasOpusOutput, format.channels > 2, layout?.vorbisOrder == nil {
             discardAll()

@@ -188,8 +188,8 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             let fromServer = if case .soundServer = request.route { true } else { false }
             let route = fromServer ? " (the sound server's own stream)" : ""
-            // Which speaker each channel is taken to be, and on whose word: the user's first.
-            let speakers = (capture.channelLayout ?? session.negotiated.channelLayout).map { layout in
+            // Which speaker each channel is taken to be, and on whose word.
+            let speakers = session.channelLayout.map { layout in
                 let source = capture.channelLayout != nil ? "--channel-map" : fromServer ? "the sound server's channel map" : "the device's channel map"
                 return "; speakers \(layout) (\(source))"
             } ?? ""
