@@ -29,8 +29,8 @@ struct ALSAChannelMap {
 
     /// The map `pcm` uses now, which after its hardware parameters are set is the one for the
     /// negotiated channel count; nil when the device has none (many USB devices; ALSA's file and
-    /// null plugins unless configured with a `chmap`) or one for another count. The corresponding C function is `snd_pcm_get_chmap`
-    /// (its result is malloc'd: freed here).
+    /// null plugins unless configured with a `chmap`) or one for another count. The corresponding
+    /// C function is `snd_pcm_get_chmap` (its result is malloc'd: freed here).
     static func current(_ pcm: OpaquePointer, channels: Int) -> ALSAChannelMap? {
         guard let map = snd_pcm_get_chmap(pcm) else { return nil }
         defer { free(map) }
