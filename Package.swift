@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "RepairTests", dependencies: ["Repair", "Encoding", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioFormat", "SignalGenerator", "CEBUR128"]),
         .testTarget(name: "RecordPermissionTests", dependencies: ["RecordPermission", "Capture", "AudioFormat", "SignalGenerator"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["AudioFormat", "SignalGenerator", "CLinux"]),
         .testTarget(name: "HarkCommandTests", dependencies: ["hark", "Recorder", "AudioFormat", "SignalGenerator"]),
     ] + loudnessKernelsAVX2Target
 )

@@ -19,6 +19,7 @@ final class ALSATestRig {
     let directory: URL
     let inputFile: URL
     private(set) var pulse: PulseAudioServer?
+    private(set) var pipeWire: PipeWireDesktop?
     /// Set on top of `environment` for every program the rig runs (hark, pactl, gsettings).
     var extraEnvironment: [String: String] = [:]
 
@@ -56,6 +57,7 @@ final class ALSATestRig {
 
     deinit {
         pulse?.stop()
+        pipeWire?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -84,6 +86,15 @@ final class ALSATestRig {
     /// Starts a private PulseAudio with a null sink for `pacedcap`. Stopped with the rig.
     func startPulseAudio() throws {
         pulse = try PulseAudioServer(runtimeDirectory: runtimeDirectory, home: directory, environment: environment)
+    }
+
+    /// Starts a private desktop stack instead (a session bus, PipeWire, WirePlumber,
+    /// pipewire-pulse: `PipeWireDesktop`), which hark and the rig's tools then reach through the
+    /// same runtime dir and bus. Stopped with the rig.
+    func startPipeWireDesktop() throws {
+        let desktop = try PipeWireDesktop(runtimeDirectory: runtimeDirectory, scratch: directory, environment: environment)
+        pipeWire = desktop
+        extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = desktop.busAddress
     }
 }
 

@@ -5,12 +5,14 @@ import Testing
 /// A sound-server "microphone" fed from a FIFO at real-time pace (module-pipe-source), so what
 /// hark recorded from the server can be compared with what went in, sample for sample.
 enum PipeMicrophone {
-    /// A rig whose PulseAudio has a FIFO-fed microphone `studiopipe` ("Studio Pipe Microphone")
-    /// of `signal`'s format with `channelMap` (pactl's names), and a feeder writing `signal` to it.
-    /// Keep both alive while hark records.
-    static func start(_ signal: TestSignal, channelMap: String) throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder) {
+    /// A rig whose PulseAudio (or, with `onPipeWire`, PipeWire through pipewire-pulse) has a
+    /// FIFO-fed microphone `studiopipe` ("Studio Pipe Microphone") of `signal`'s format with
+    /// `channelMap` (pactl's names), and a feeder writing `signal` to it. Keep both alive while
+    /// hark records.
+    static func start(_ signal: TestSignal, channelMap: String, onPipeWire: Bool = false) throws
+        -> (rig: ALSATestRig, feeder: PipeSourceFeeder) {
         let rig = try ALSATestRig(input: Data())
-        try rig.startPulseAudio()
+        if onPipeWire { try rig.startPipeWireDesktop() } else { try rig.startPulseAudio() }
         let fifo = rig.path("studio.fifo")
         let format = signal.format
         let loaded = try runTool("pactl", ["load-module", "module-pipe-source", "file=\(fifo)", "format=s16le",
@@ -18,7 +20,8 @@ enum PipeMicrophone {
                                            "source_name=studiopipe", #"source_properties='device.description="Studio Pipe Microphone"'"#],
                                  environment: rig.environment)
         try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
-        let feeder = try PipeSourceFeeder(fifo: fifo, bytes: signal.alsaBytes, bytesPerSecond: format.sampleRate * format.bytesPerFrame)
+        let feeder = try PipeSourceFeeder(fifo: fifo, bytes: signal.alsaBytes, bytesPerSecond: format.sampleRate * format.bytesPerFrame,
+                                          lead: onPipeWire ? 1 : 0)
         return (rig, feeder)
     }
 

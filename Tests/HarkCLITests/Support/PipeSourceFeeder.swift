@@ -10,8 +10,10 @@ final class PipeSourceFeeder: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// `bytes` go out in 10 ms chunks of `bytesPerSecond / 100`, on time by the monotonic clock
-    /// (a writer that fell behind catches up; it never runs ahead).
-    init(fifo: String, bytes: Data, bytesPerSecond: Int) throws {
+    /// (a writer that fell behind catches up), `lead` seconds ahead of it: 0 for PulseAudio's
+    /// source, which takes the writer's pace; PipeWire's takes its graph's and fills what the FIFO
+    /// lacks with silence, so there the writer keeps it a second ahead even on a loaded machine.
+    init(fifo: String, bytes: Data, bytesPerSecond: Int, lead: Double = 0) throws {
         // A server that goes away leaves the FIFO without a reader: the write then fails with
         // EPIPE and ends the feeder, instead of SIGPIPE ending the test process.
         signal(SIGPIPE, SIG_IGN)
@@ -22,9 +24,10 @@ final class PipeSourceFeeder: @unchecked Sendable {
         let thread = Thread { [self] in
             defer { close(descriptor); finished.signal() }
             let start = DispatchTime.now().uptimeNanoseconds
+            let leadNanoseconds = Int(lead * 1e9)
             var offset = 0
             while offset < payload.count, !isStopping {
-                let elapsed = Int(DispatchTime.now().uptimeNanoseconds - start)
+                let elapsed = Int(DispatchTime.now().uptimeNanoseconds - start) + leadNanoseconds
                 let due = min(payload.count, (elapsed / 10_000_000 + 1) * chunk)
                 if offset >= due { usleep(2_000); continue }
                 var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)

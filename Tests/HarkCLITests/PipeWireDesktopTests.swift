@@ -1,0 +1,178 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// hark on the stack today's desktops run (`PipeWireDesktop`): PipeWire with WirePlumber, reached
+/// through pipewire-pulse as hark's libpulse reaches PulseAudio, and GSettings' dconf backend on a
+/// session bus for the desktop's microphone switch. The other sound-server suites use PulseAudio
+/// itself; these check that what they promise holds on PipeWire too: sources by description,
+/// bit-exact audio and surround layouts, hark's name on the stream, system audio's own permission,
+/// a server that goes away, and the switch read and watched as GNOME's Settings writes it.
+@Suite(.enabled(if: PipeWireDesktop.isInstalled, "needs dbus-daemon, pipewire, wireplumber and pipewire-pulse (scripts/install-deps)"))
+struct PipeWireDesktopTests {
+    /// A PipeWire desktop with a null sink `vmic` ("Speakers"), whose monitor is system audio.
+    func rig() throws -> ALSATestRig {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPipeWireDesktop()
+        let loaded = try runTool("pactl", ["load-module", "module-null-sink", "sink_name=vmic",
+                                           #"sink_properties='device.description="Speakers"'"#], environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        return rig
+    }
+
+    @Test func listsPipeWiresSourcesByDescriptionWithMonitorsApart() throws {
+        let rig = try rig()
+        let fifo = rig.path("mic.fifo")
+        let loaded = try runTool("pactl", ["load-module", "module-pipe-source", "file=\(fifo)", "source_name=studiopipe",
+                                           #"source_properties='device.description="Studio Pipe Microphone"'"#],
+                                 environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        let result = try runHark(["devices"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let text = String(decoding: result.standardOutput, as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("Sound server: PulseAudio (on PipeWire ") == true, "\(text)")
+        let microphones = try #require(lines.firstIndex { $0.hasPrefix("Microphones") }, "\(text)")
+        let monitors = try #require(lines.firstIndex { $0.hasPrefix("System audio") }, "\(text)")
+        #expect(lines[(microphones + 1)..<monitors].contains { $0.contains(" studiopipe ") && $0.contains("Studio Pipe Microphone") },
+                "\(text)")
+        #expect(lines[(monitors + 1)...].contains { $0.contains(" vmic.monitor ") && $0.contains("Monitor of Speakers") }, "\(text)")
+    }
+
+    /// Chosen by part of its description, a FIFO-fed microphone records sample for sample through
+    /// PipeWire's graph (which works in 32-bit float: S16 goes there and back exactly), and the
+    /// server names the stream after hark, as GNOME's indicator shows it.
+    @Test func recordsBitExactFromASourceChosenByDescriptionUnderHarksName() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
+        defer { feeder.stop() }
+        let output = rig.path("pipe.flac")
+        let recording = try startHark(["record", "-D", "studio pipe", "-d", "3", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let listing = try runTool("pactl", ["list", "source-outputs"], environment: rig.environment)
+        let result = withExtendedLifetime(feeder) { recording.wait(timeout: TestLoad.seconds(60)) }
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("recording from 'Studio Pipe Microphone (pulse:DEVICE=studiopipe)'"), "\(result.standardError)")
+        let properties = String(decoding: listing.standardOutput, as: UTF8.self)
+        for expected in ["application.name = \"hark\"", "application.id = \"dev.hark.cli\"",
+                         "application.icon_name = \"audio-input-microphone\"", "media.role = \"production\""] {
+            #expect(properties.contains(expected), "\(expected) in \(properties)")
+        }
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        try #require(decoded.count == 2 * 3 * 48_000)
+        let input = Array(signal.samples)
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
+        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
+                "\(firstDifference(input[offset..<(offset + decoded.count)], decoded))")
+    }
+
+    /// 7.1 in the source's own channel map: hark takes the layout from the server, FLAC holds each
+    /// channel bit-exact where it was, and Opus gets its surround mapping with no --channel-map.
+    /// At 48 kHz, the rate PipeWire's graph runs at: a 16 kHz source and stream were resampled to
+    /// it and back, which is not bit-exact (the resampler's first frames differ).
+    @Test func surroundComesWithTheSourcesLayout() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 20 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(
+            signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right", onPipeWire: true)
+        defer { feeder.stop() }
+        let flac = rig.path("eight.flac")
+        let opus = rig.path("eight.opus")
+        let result = try withExtendedLifetime(feeder) {
+            try runHark(["record", "-v", "-D", "studiopipe", "-c", "8", "-d", "2", "-o", flac, "-o", opus], rig: rig)
+        }
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; speakers FL,FR,FC,LFE,RL,RR,SL,SR (the sound server's channel map)"), "\(result.standardError)")
+        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        try #require(decoded.count == 8 * 2 * 48_000)
+        let input = Array(signal.samples)
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
+        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
+                "\(firstDifference(input[offset..<(offset + decoded.count)], decoded))")
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean && info.text.contains("Channel Mapping Family: 1"), "\(info.text)")
+    }
+
+    @Test func aMonitorNeedsTheSystemAudioGrant() throws {
+        let rig = try rig()
+        let output = rig.path("monitor.flac")
+        let refused = try runHark(["record", "-D", "Monitor of Speakers", "-d", "0.5", "-o", output], rig: rig)
+        #expect(refused.status == 77, "\(refused.standardError)")
+        #expect(refused.errorLines == ["hark: hark has not been allowed to use the system's audio (what this computer plays) and there is no terminal to ask on; allow it with 'hark permissions grant systemAudio'"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let recorded = try runHark(["record", "-D", "vmic.monitor", "-d", "0.5", "-o", output], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        #expect(try FLACTools.totalSamples(output) == 24_000)
+    }
+
+    /// pipewire-pulse going away (a crash, a desktop session ending) ends the recording as an
+    /// unplugged device does: one line, exit 74, a finished file with what came before.
+    @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
+        defer { feeder.stop() }
+        let output = rig.path("cut.flac")
+        let recording = try startHark(["record", "-D", "studiopipe", "-d", "30", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        feeder.stop()
+        rig.pipeWire?.stopDaemon("pipewire-pulse")
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("capture device lost: the sound server went away"), "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let frames = try #require(try FLACTools.totalSamples(output))
+        #expect(frames >= 48_000 && frames < 30 * 48_000, "\(frames) frames")
+    }
+}
+
+/// The desktop's microphone switch as GNOME's Settings writes it: through dconf, GSettings' desktop
+/// backend, whose service the session bus starts and whose changes reach hark's helper as bus
+/// signals (DesktopPrivacySwitchTests use GLib's keyfile backend, which needs no bus).
+@Suite(.enabled(if: PipeWireDesktop.isInstalled && DesktopPrivacySwitchTests.schemaInstalled
+                && FileManager.default.fileExists(atPath: "/usr/share/dbus-1/services/ca.desrt.dconf.service"),
+                "needs the PipeWire desktop stack, gsettings-desktop-schemas and dconf (scripts/install-deps)"))
+struct DconfPrivacySwitchTests {
+    func setSwitch(microphoneDisabled: Bool, _ rig: ALSATestRig) throws {
+        let set = try runTool("gsettings", ["set", "org.gnome.desktop.privacy", "disable-microphone", "\(microphoneDisabled)"],
+                              environment: rig.environment)
+        try #require(set.status == 0, "gsettings set: \(set.standardError)")
+    }
+
+    @Test func switchedOffBeforeARecordingIsRestrictedAndDuringOneStopsItWithinASecond() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
+        defer { feeder.stop() }
+        rig.extraEnvironment["GSETTINGS_BACKEND"] = "dconf"
+        try setSwitch(microphoneDisabled: true, rig)
+        let database = rig.path("config/dconf/user")
+        try #require(FileManager.default.fileExists(atPath: database), "gsettings did not write through dconf")
+        let never = try runHark(["record", "-D", "studiopipe", "-d", "1", "-o", rig.path("never.flac")], rig: rig)
+        #expect(never.status == 77, "\(never.standardError)")
+        #expect(never.standardError.contains("Microphone access is turned off in the desktop's privacy settings"), "\(never.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("never.flac")))
+
+        try setSwitch(microphoneDisabled: false, rig)
+        let output = rig.path("switched.flac")
+        let recording = try startHark(["record", "-D", "studiopipe", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        try setSwitch(microphoneDisabled: true, rig)
+        let result = withExtendedLifetime(feeder) { recording.wait(timeout: TestLoad.seconds(20)) }
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: microphone access was turned off in the desktop's privacy settings; the recording was stopped and finalized")
+        // By the kernel's clocks: dconf's database replaced (the service writes a new file and
+        // renames it into place, then signals the change on the bus) to the finished file's last write.
+        var info = stat()
+        try #require(stat(output, &info) == 0)
+        let finished = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        try #require(stat(database, &info) == 0)
+        let switched = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+        print("DconfPrivacySwitchTests: a finished file \(finished - switched) s after the switch")
+        #expect(finished - switched < 1, "the file was finished \(finished - switched) s after the switch")
+        #expect(try FLACTools.test(output).status == 0)
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        let input = Array(signal.samples)
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
+        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded)
+    }
+}
