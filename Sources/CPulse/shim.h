@@ -47,6 +47,7 @@ typedef __typeof__(&pa_stream_drop) hark_pa_stream_drop;
 typedef __typeof__(&pa_stream_cork) hark_pa_stream_cork;
 typedef __typeof__(&pa_stream_get_buffer_attr) hark_pa_stream_get_buffer_attr;
 typedef __typeof__(&pa_stream_get_channel_map) hark_pa_stream_get_channel_map;
+typedef __typeof__(&pa_stream_get_device_name) hark_pa_stream_get_device_name;
 typedef __typeof__(&pa_stream_update_timing_info) hark_pa_stream_update_timing_info;
 typedef __typeof__(&pa_stream_get_latency) hark_pa_stream_get_latency;
 typedef __typeof__(&pa_proplist_new) hark_pa_proplist_new;

@@ -28,6 +28,10 @@ public enum CaptureOpenError: Error, Equatable, CustomStringConvertible {
     case unavailable(device: String, reason: String)
     /// The device refuses a requested parameter; `supported` says what it accepts.
     case unsupported(device: String, parameter: String, requested: String, supported: String)
+    /// The sound server connected the stream to a source the user's consent does not cover: a
+    /// monitor (what the system plays, `isMonitor`) on the microphone's grant, or a microphone on
+    /// system audio's. Nothing was recorded.
+    case notCoveredByGrant(device: String, source: String, isMonitor: Bool)
 
     public var description: String {
         switch self {
@@ -39,6 +43,10 @@ public enum CaptureOpenError: Error, Equatable, CustomStringConvertible {
             "cannot open capture device '\(device)': \(reason) (see 'hark devices')"
         case .unsupported(let device, let parameter, let requested, let supported):
             "capture device '\(device)' does not support \(parameter) \(requested); it supports \(supported)"
+        case .notCoveredByGrant(let device, let source, true):
+            "'\(device)' now reaches '\(source)', what this computer plays, and hark was allowed the microphone; nothing was recorded (name a microphone with -D, or allow systemAudio)"
+        case .notCoveredByGrant(let device, let source, false):
+            "'\(device)' now reaches '\(source)', a microphone, and hark was allowed system audio; nothing was recorded (name the monitor with -D, or allow the microphone)"
         }
     }
 }

@@ -48,6 +48,7 @@ public struct DeviceCapabilities: Sendable, Equatable {
             case .unavailable(_, let reason): return .unavailable(reason: reason)
             case .unsupported(_, let parameter, _, _): return .unavailable(reason: "does not support \(parameter)")
             case .notFound: return .unavailable(reason: "no such device")
+            case .notCoveredByGrant: return .unavailable(reason: "not covered by the grant")  // sound-server streams only
             }
         }
     }

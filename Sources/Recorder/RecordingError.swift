@@ -40,6 +40,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .cannotCreateOutput: 73
         case .permissionRefused: 77
+        case .captureDevice(.notCoveredByGrant): 77
         case .captureDevice: 69
         case .encoderSetup: 70
         case .unusableChannelLayout: 64

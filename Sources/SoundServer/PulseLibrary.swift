@@ -43,6 +43,7 @@ struct PulseLibrary: @unchecked Sendable {
     let streamCork: hark_pa_stream_cork
     let streamGetBufferAttr: hark_pa_stream_get_buffer_attr
     let streamGetChannelMap: hark_pa_stream_get_channel_map
+    let streamGetDeviceName: hark_pa_stream_get_device_name
     let streamUpdateTimingInfo: hark_pa_stream_update_timing_info
     let streamGetLatency: hark_pa_stream_get_latency
     let proplistNew: hark_pa_proplist_new
@@ -95,6 +96,7 @@ struct PulseLibrary: @unchecked Sendable {
                 streamCork: try symbol("pa_stream_cork", as: hark_pa_stream_cork.self),
                 streamGetBufferAttr: try symbol("pa_stream_get_buffer_attr", as: hark_pa_stream_get_buffer_attr.self),
                 streamGetChannelMap: try symbol("pa_stream_get_channel_map", as: hark_pa_stream_get_channel_map.self),
+                streamGetDeviceName: try symbol("pa_stream_get_device_name", as: hark_pa_stream_get_device_name.self),
                 streamUpdateTimingInfo: try symbol("pa_stream_update_timing_info", as: hark_pa_stream_update_timing_info.self),
                 streamGetLatency: try symbol("pa_stream_get_latency", as: hark_pa_stream_get_latency.self),
                 proplistNew: try symbol("pa_proplist_new", as: hark_pa_proplist_new.self),

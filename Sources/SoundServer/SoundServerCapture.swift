@@ -105,7 +105,14 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
                                         prebuf: UInt32.max, minreq: UInt32.max, fragsize: periodBytes)
         // ADJUST_LATENCY: the source's own latency follows the fragment size, so a microphone's
         // server thread wakes a period at a time too. Corked until the capture loop starts it.
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
+        // DONT_MOVE: the stream stays on the source the user was asked about. A movable stream
+        // could be moved by anyone on the session (pavucontrol, `pactl move-source-output`) or by
+        // the server when its source went away (PulseAudio's module-rescue-streams), onto another
+        // microphone or onto a monitor, recording what the system plays on a microphone grant,
+        // logged as the microphone. Unmovable, a source that goes away ends the stream, and the
+        // recording stops as from an unplugged device: a finished file, exit 74.
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue
+                                      | PA_STREAM_DONT_MOVE.rawValue)
         let connected = library.streamConnectRecord(stream, source, &attributes, flags)
         do throws(SoundServerError) {
             guard connected >= 0 else { throw .failed(connection.errorText()) }
@@ -123,6 +130,13 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
             if code == Int32(PA_ERR_NOENTITY.rawValue) { throw .notFound(device: device) }
             throw .unavailable(device: device, reason: connection.errorText())
         }
+        do throws(CaptureOpenError) {
+            try Self.requireGrantCovers(sourceOf: stream, grant: grant, device: device, connection: connection)
+        } catch {
+            _ = library.streamDisconnect(stream)
+            library.streamUnref(stream)
+            throw error
+        }
         let granted = library.streamGetBufferAttr(stream)?.pointee ?? attributes
         // The period is hark's own cadence, whatever fragment size the server settled on (a source
         // with a fixed latency, such as a pipe, sends smaller fragments; they are read a period at
@@ -134,6 +148,27 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
                                        channelLayout: grantedMap)
         periodNanoseconds = periodFrames * 1_000_000_000 / format.sampleRate
         scratch = .allocate(byteCount: periodFrames * bytesPerFrame, alignment: 64)
+    }
+
+    /// Checks that the source the server connected `stream` to is what `grant` is for: a monitor
+    /// (what the system plays) on a system-audio grant, any other source on the microphone's.
+    /// Only the default source can be other than what `-D` was looked up as (`DeviceChoice`): the
+    /// user may have made a monitor the default while the consent prompt waited.
+    /// The corresponding C function is `pa_stream_get_device_name`.
+    private static func requireGrantCovers(sourceOf stream: OpaquePointer, grant: CaptureGrant, device: String,
+                                           connection: SoundServerConnection) throws(CaptureOpenError) {
+        guard let name = connection.library.streamGetDeviceName(stream).map({ String(cString: $0) }) else {
+            throw .unavailable(device: device, reason: "the sound server did not say which source the stream records from")
+        }
+        let isMonitor: Bool
+        do throws(SoundServerError) {
+            isMonitor = try connection.isMonitor(source: name)
+        } catch {
+            throw .unavailable(device: device, reason: "\(error)")
+        }
+        guard isMonitor == (grant.resource == .systemAudio) else {
+            throw .notCoveredByGrant(device: device, source: name, isMonitor: isMonitor)
+        }
     }
 
     deinit {

@@ -106,6 +106,32 @@ struct PipeWireDesktopTests {
         #expect(try FLACTools.totalSamples(output) == 24_000)
     }
 
+    /// The stream stays on its source (`SourceStaysPutTests` on PulseAudio): it cannot be moved to
+    /// the monitor, and when the source goes away WirePlumber does not link it to another one; the
+    /// recording ends as from an unplugged device.
+    @Test func theStreamStaysOnItsSourceAndEndsWithIt() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
+        defer { feeder.stop() }
+        let loaded = try runTool("pactl", ["load-module", "module-null-sink", "sink_name=vmic"], environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        let output = rig.path("unplugged.flac")
+        let recording = try startHark(["record", "-D", "studiopipe", "-d", "30", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        let stream = try SourceStaysPutTests.harksStream(rig)
+        let moved = try runTool("pactl", ["move-source-output", stream.index, "vmic.monitor"], environment: rig.environment)
+        #expect(moved.status != 0, "moved onto the monitor")
+        #expect(try SourceStaysPutTests.harksStream(rig).source == (try SourceStaysPutTests.sourceIndex("studiopipe", rig)))
+        let modules = try runTool("pactl", ["list", "short", "modules"], environment: rig.environment)
+        let pipeModule = try #require(String(decoding: modules.standardOutput, as: UTF8.self).split(separator: "\n")
+            .first { $0.contains("module-pipe-source") }?.split(separator: "\t").first.map(String.init))
+        try #require(try runTool("pactl", ["unload-module", pipeModule], environment: rig.environment).status == 0)
+        let result = withExtendedLifetime(feeder) { recording.wait(timeout: TestLoad.seconds(30)) }
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last?.hasPrefix("hark: capture device lost") == true, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     /// pipewire-pulse going away (a crash, a desktop session ending) ends the recording as an
     /// unplugged device does: one line, exit 74, a finished file with what came before.
     @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {

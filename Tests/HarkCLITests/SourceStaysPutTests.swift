@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// A recording from the sound server stays on the source the user was asked about: nobody on the
+/// session can move its stream (to a monitor, recording what the system plays on the microphone's
+/// grant, or to another microphone), the server does not move it when that source goes away (the
+/// recording ends as from an unplugged device), and a default source that became a monitor while
+/// the consent prompt waited is not recorded. Before 2026-11-26 `pactl move-source-output` moved a
+/// microphone recording onto a monitor and hark went on recording it.
+@Suite struct SourceStaysPutTests {
+    /// A private PulseAudio with the microphones `yeti` and `usbmic` besides its sink's monitor
+    /// `vmic.monitor` (the default source); the module index of `yeti`'s.
+    func rig(grantMicrophone: Bool = true) throws -> (rig: ALSATestRig, yetiModule: String) {
+        let rig = try ALSATestRig(input: Data(), grantMicrophone: grantMicrophone)
+        try rig.startPulseAudio()
+        var yetiModule = ""
+        for (name, description) in [("yeti", "Blue Yeti Studio"), ("usbmic", "USB Headset Microphone")] {
+            let loaded = try runTool("pactl", ["load-module", "module-null-source", "source_name=\(name)", "description='\(description)'"],
+                                     environment: rig.environment)
+            try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+            if name == "yeti" { yetiModule = String(decoding: loaded.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        return (rig, yetiModule)
+    }
+
+    /// hark's record stream as `pactl list short source-outputs` gives it: its index and the index
+    /// of the source it records from (the rig's loopback has one too, from module-loopback.c).
+    static func harksStream(_ rig: ALSATestRig) throws -> (index: String, source: String) {
+        let listing = try runTool("pactl", ["list", "short", "source-outputs"], environment: rig.environment)
+        let fields = String(decoding: listing.standardOutput, as: UTF8.self).split(separator: "\n")
+            .map { $0.split(separator: "\t").map(String.init) }
+            .filter { $0.count > 2 && $0[2] != "-" && !$0.contains("module-loopback.c") }
+        try #require(fields.count == 1, "one client stream: \(fields)")
+        return (fields[0][0], fields[0][1])
+    }
+
+    static func sourceIndex(_ name: String, _ rig: ALSATestRig) throws -> String {
+        let listing = try runTool("pactl", ["list", "short", "sources"], environment: rig.environment)
+        let line = String(decoding: listing.standardOutput, as: UTF8.self).split(separator: "\n")
+            .map { $0.split(separator: "\t").map(String.init) }.first { $0.count > 1 && $0[1] == name }
+        return try #require(line?[0], "no source \(name)")
+    }
+
+    @Test func nobodyCanMoveTheStreamToAMonitorOrAnotherMicrophone() throws {
+        let (rig, _) = try rig()
+        let output = rig.path("stays.flac")
+        let recording = try startHark(["record", "-D", "yeti", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let stream = try Self.harksStream(rig)
+        #expect(stream.source == (try Self.sourceIndex("yeti", rig)))
+        for target in ["vmic.monitor", "usbmic"] {
+            let moved = try runTool("pactl", ["move-source-output", stream.index, target], environment: rig.environment)
+            #expect(moved.status != 0, "moved onto \(target)")
+        }
+        #expect(try Self.harksStream(rig).source == (try Self.sourceIndex("yeti", rig)))
+        recording.send(SIGINT)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
+    /// With module-rescue-streams loaded (PulseAudio's default configuration loads it), a movable
+    /// stream whose source went away was moved to another source and the recording went on from it.
+    @Test func aSourceThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
+        let (rig, yetiModule) = try rig()
+        try #require(try runTool("pactl", ["load-module", "module-rescue-streams"], environment: rig.environment).status == 0)
+        let output = rig.path("unplugged.flac")
+        let recording = try startHark(["record", "-D", "yeti", "-d", "60", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
+        try #require(try runTool("pactl", ["unload-module", yetiModule], environment: rig.environment).status == 0)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last?.hasPrefix("hark: capture device lost") == true, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let frames = try #require(try FLACTools.totalSamples(output))
+        #expect(frames >= 24_000 && frames < 60 * 48_000, "\(frames) frames")
+    }
+
+    @Test func aDefaultSourceMadeAMonitorWhileThePromptWaitedIsNotRecorded() throws {
+        let (rig, _) = try rig(grantMicrophone: false)
+        try #require(try runTool("pactl", ["set-default-source", "yeti"], environment: rig.environment).status == 0)
+        let output = rig.path("never.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "pulse", "-d", "0.5", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion), "\(session.screen)")
+        #expect(session.screen.contains("microphone"), "asked for the microphone: \(session.screen)")
+        try #require(try runTool("pactl", ["set-default-source", "vmic.monitor"], environment: rig.environment).status == 0)
+        session.type("o\n")
+        let result = session.finish()
+        #expect(result.status == 77, "\(result.screen)")
+        #expect(result.screen.contains("hark: 'pulse' now reaches 'vmic.monitor', what this computer plays, and hark was allowed the microphone; nothing was recorded"),
+                "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}
