@@ -25,18 +25,22 @@ static inline int hark_alsa_defines_pcm(const char *base) {
     return snd_config_search(pcms, base, &node) >= 0;
 }
 
-// Whether the PCM `name` is, after ALSA's configuration is expanded (its hooks included, so
-// Debian's "default is pulse while a sound server runs"), the sound server's `pulse` plugin.
-// Opens nothing. `snd_config` is a mutable global, which Swift 6 rejects.
-static inline int hark_alsa_pcm_is_pulse_plugin(const char *name) {
+// Which sound server's plugin the PCM `name` is, after ALSA's configuration is expanded (its hooks
+// included, so Debian's "default is pulse while a sound server runs" and pipewire-alsa's "default
+// is pipewire"): 1 for the `pulse` plugin, 2 for PipeWire's `pipewire` plugin, 0 for anything
+// else. Opens nothing. `snd_config` is a mutable global, which Swift 6 rejects.
+static inline int hark_alsa_pcm_sound_server_plugin(const char *name) {
     if (snd_config_update() < 0 || snd_config == NULL) return 0;
     snd_config_t *definition = NULL, *type = NULL;
     if (snd_config_search_definition(snd_config, "pcm", name, &definition) < 0) return 0;
     const char *value = NULL;
-    int isPulse = snd_config_search(definition, "type", &type) >= 0
-        && snd_config_get_string(type, &value) >= 0 && value != NULL && strcmp(value, "pulse") == 0;
+    int plugin = 0;
+    if (snd_config_search(definition, "type", &type) >= 0 && snd_config_get_string(type, &value) >= 0 && value != NULL) {
+        if (strcmp(value, "pulse") == 0) plugin = 1;
+        else if (strcmp(value, "pipewire") == 0) plugin = 2;
+    }
     snd_config_delete(definition);
-    return isPulse;
+    return plugin;
 }
 
 #endif

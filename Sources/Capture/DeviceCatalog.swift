@@ -58,12 +58,24 @@ extension DeviceCatalog {
 }
 
 extension DeviceCatalog {
-    /// Whether ALSA's `name` (`default` on a desktop) is the sound server's pulse plugin, so that a
+    /// Which sound server's ALSA plugin `name` (`default` on a desktop) is, if any, so that a
     /// recording can talk to the server itself instead. Opens nothing. Not real-time safe.
     /// The corresponding C function is `snd_config_search_definition`.
-    public static func isSoundServerPlugin(_ name: String) -> Bool {
+    public static func soundServerPlugin(_ name: String) -> SoundServerPlugin? {
         ALSALibrary.silenceErrorMessages()
-        return hark_alsa_pcm_is_pulse_plugin(name) != 0
+        switch hark_alsa_pcm_sound_server_plugin(name) {
+        case 1: return .pulse
+        case 2: return .pipeWire
+        default: return nil
+        }
+    }
+
+    /// The ALSA plugins through which a sound server's clients reach it.
+    public enum SoundServerPlugin: Sendable {
+        /// alsa-plugins' `pulse` (Debian's default while a sound server runs).
+        case pulse
+        /// PipeWire's own `pipewire` (pipewire-alsa: the default on Fedora and Ubuntu).
+        case pipeWire
     }
 }
 

@@ -27,17 +27,26 @@ struct DeviceChoice {
         self.alsaName = alsaName
         self.source = source
         self.resource = resource
-        route = Self.route(alsaName: alsaName, source: source)
+        route = Self.route(alsaName: alsaName, source: source, serverAnswered: connection != nil)
         if case .soundServer = route { soundServer = connection } else { soundServer = nil }
     }
 
-    private static func route(alsaName: String, source: SoundServerSource?) -> CaptureRoute {
+    /// `serverAnswered`: a libpulse connection was made while looking the name up.
+    private static func route(alsaName: String, source: SoundServerSource?, serverAnswered: Bool) -> CaptureRoute {
         if let source { return .soundServer(source: source.name) }
         switch pulsePluginTarget(alsaName) {
         case .named(let name): return .soundServer(source: name)
-        case .defaultSource where alsaName != "default" || DeviceCatalog.isSoundServerPlugin(alsaName):
-            return .soundServer(source: nil)
-        case .defaultSource, nil: return .alsa
+        case .defaultSource where alsaName != "default": return .soundServer(source: nil)
+        case .defaultSource:
+            switch DeviceCatalog.soundServerPlugin(alsaName) {
+            case .pulse: return .soundServer(source: nil)
+            // PipeWire's own plugin: through its PulseAudio protocol (pipewire-pulse) when that
+            // answered, as the same default source, so the stream carries hark's name, stays on
+            // that source and is checked against the grant; else through the plugin.
+            case .pipeWire where serverAnswered: return .soundServer(source: nil)
+            case .pipeWire, nil: return .alsa
+            }
+        case nil: return .alsa
         }
     }
 

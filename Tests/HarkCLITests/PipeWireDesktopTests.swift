@@ -66,6 +66,29 @@ struct PipeWireDesktopTests {
                 "\(firstDifference(input[offset..<(offset + decoded.count)], decoded))")
     }
 
+    /// Where ALSA's `default` is PipeWire's own plugin (pipewire-alsa without alsa-plugins' pulse
+    /// hook, as on Fedora and Arch), a recording with no -D still goes through pipewire-pulse, to
+    /// the same default source: hark's stream, not the plugin's. (The plugin itself is not
+    /// installed here: hark reads the configuration only, and never opens it while pipewire-pulse
+    /// answers. Before, hark opened it, and here failed with exit 69.)
+    @Test func aDefaultThatIsPipeWiresALSAPluginIsRecordedThroughTheServersOwnStream() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true,
+                                                     alsaConfiguration: "pcm.!default { type pipewire }")
+        defer { feeder.stop() }
+        try rig.dropPulseDefaultHook()
+        try #require(try runTool("pactl", ["set-default-source", "studiopipe"], environment: rig.environment).status == 0)
+        let output = rig.path("default.flac")
+        let result = try withExtendedLifetime(feeder) { try runHark(["record", "-v", "-d", "2", "-o", output], rig: rig) }
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("hark: device 'default' (the sound server's own stream)"), "\(result.standardError)")
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        try #require(decoded.count == 2 * 2 * 48_000)
+        let input = Array(signal.samples)
+        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
+        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded)
+    }
+
     /// 7.1 in the source's own channel map: hark takes the layout from the server, FLAC holds each
     /// channel bit-exact where it was, and Opus gets its surround mapping with no --channel-map.
     /// At 48 kHz, the rate PipeWire's graph runs at: a 16 kHz source and stream were resampled to

@@ -61,6 +61,29 @@ final class ALSATestRig {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// ALSA's main configuration file for this rig (`dropPulseDefaultHook()`).
+    private var mainConfiguration = "/usr/share/alsa/alsa.conf"
+
+    /// From here on, ALSA reads a copy of its main configuration whose `conf.d` lacks alsa-plugins'
+    /// `99-pulse.conf`, the hook that makes `default` the pulse plugin while a sound server runs
+    /// (and that, run after the rig's own file, overrides its `default`): as on a system with
+    /// pipewire-alsa alone (Fedora, Arch), where the rig's configuration can then make `default`
+    /// PipeWire's plugin.
+    func dropPulseDefaultHook() throws {
+        let confD = directory.appendingPathComponent("conf.d")
+        try FileManager.default.createDirectory(at: confD, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/etc/alsa/conf.d") where name.hasSuffix(".conf") && name != "99-pulse.conf" {
+            try FileManager.default.createSymbolicLink(atPath: confD.appendingPathComponent(name).path,
+                                                       withDestinationPath: "/etc/alsa/conf.d/" + name)
+        }
+        let system = try String(contentsOfFile: mainConfiguration, encoding: .utf8)
+        guard system.contains("\"/etc/alsa/conf.d\"") else { throw TestRigError("alsa.conf does not load /etc/alsa/conf.d") }
+        let copy = directory.appendingPathComponent("alsa.conf")
+        try system.replacingOccurrences(of: "\"/etc/alsa/conf.d\"", with: "\"\(confD.path)\"")
+            .write(to: copy, atomically: true, encoding: .utf8)
+        mainConfiguration = copy.path
+    }
+
     var runtimeDirectory: URL { directory.appendingPathComponent("run") }
     var systemDirectory: URL { directory.appendingPathComponent("etc") }
     var storeFile: String { directory.appendingPathComponent("config/hark/permissions/dev.hark.cli.json").path }
@@ -69,7 +92,7 @@ final class ALSATestRig {
     /// The environment hark runs in: this rig's ALSA configuration, runtime dir and home.
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment["ALSA_CONFIG_PATH"] = "/usr/share/alsa/alsa.conf:" + directory.appendingPathComponent("asoundrc").path
+        environment["ALSA_CONFIG_PATH"] = mainConfiguration + ":" + directory.appendingPathComponent("asoundrc").path
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
         environment["HOME"] = directory.path
         environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path

@@ -8,10 +8,10 @@ enum PipeMicrophone {
     /// A rig whose PulseAudio (or, with `onPipeWire`, PipeWire through pipewire-pulse) has a
     /// FIFO-fed microphone `studiopipe` ("Studio Pipe Microphone") of `signal`'s format with
     /// `channelMap` (pactl's names), and a feeder writing `signal` to it. Keep both alive while
-    /// hark records.
-    static func start(_ signal: TestSignal, channelMap: String, onPipeWire: Bool = false) throws
+    /// hark records. `alsaConfiguration` is added to the rig's ALSA configuration.
+    static func start(_ signal: TestSignal, channelMap: String, onPipeWire: Bool = false, alsaConfiguration: String = "") throws
         -> (rig: ALSATestRig, feeder: PipeSourceFeeder) {
-        let rig = try ALSATestRig(input: Data())
+        let rig = try ALSATestRig(input: Data(), extraConfiguration: alsaConfiguration)
         if onPipeWire { try rig.startPipeWireDesktop() } else { try rig.startPulseAudio() }
         let fifo = rig.path("studio.fifo")
         let format = signal.format
