@@ -21,11 +21,15 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// A regular file is written under a hidden temporary name in the same directory and renamed onto
 /// the requested path only once capture has started (`commit()`), so an existing file survives a
 /// recording that never started, and a failed start removes its temporary file (`discard()`).
-/// Standard output, devices and FIFOs are written in place.
+/// Standard output, devices and FIFOs are written in place. A path that is a symbolic link is
+/// written through, as `arecord` or `flac -o` write: the new file goes where the link points and
+/// the link stays (renamed onto the link itself, the recording would replace it).
 final class OutputTarget {
     let destination: OutputDestination
     let fileDescriptor: Int32
     private var temporaryPath: String?
+    /// Where the file is renamed to: the requested path with its symbolic links followed.
+    private var finalPath: String?
 
     /// Creates the output. Throws `.cannotCreateOutput` before any device is touched.
     init(_ destination: OutputDestination) throws(RecordingError) {
@@ -44,7 +48,8 @@ final class OutputTarget {
                 fileDescriptor = descriptor
                 return
             }
-            let temporary = Self.temporaryName(for: path)
+            let target = OutputPath.followingLinks(path)
+            let temporary = Self.temporaryName(for: target)
             // Read-write: after a failed write, salvaging the file reads its header back (pread).
             let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             guard descriptor >= 0 else {
@@ -52,6 +57,7 @@ final class OutputTarget {
             }
             fileDescriptor = descriptor
             temporaryPath = temporary
+            finalPath = target
             // A shared lock for as long as the file is written: `hark repair` takes an exclusive
             // one, so it refuses to cut a recording still in progress (advisory; nothing else waits).
             _ = flock(descriptor, LOCK_SH | LOCK_NB)
@@ -76,8 +82,8 @@ final class OutputTarget {
 
     /// Moves the file to its requested name: called once recording has started.
     func commit() throws(RecordingError) {
-        guard let temporary = temporaryPath, case .file(let path) = destination else { return }
-        guard rename(temporary, path) == 0 else {
+        guard let temporary = temporaryPath, let finalPath, case .file(let path) = destination else { return }
+        guard rename(temporary, finalPath) == 0 else {
             throw .cannotCreateOutput(path: path, reason: Self.errnoText())
         }
         temporaryPath = nil

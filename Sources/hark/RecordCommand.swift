@@ -87,6 +87,13 @@ struct RecordCommand: ParsableCommand {
         if let repeated = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
             throw ValidationError("-o '\(repeated)' is given twice; give each output its own file")
         }
+        // Spelled differently (./x.flac, a symbolic link to x.flac), one file all the same.
+        let files = paths.map(OutputPath.identity)
+        for (index, file) in files.enumerated() {
+            if let earlier = files[..<index].firstIndex(of: file) {
+                throw ValidationError("-o '\(paths[index])' is the same file as -o '\(paths[earlier])'; give each output its own file")
+            }
+        }
         try firstOutput.validate(speech: capture.speech, isOnlyOutput: output.count <= 1)
     }
 

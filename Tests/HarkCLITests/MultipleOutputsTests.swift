@@ -158,6 +158,7 @@ import Testing
         let cases: [([String], String)] = [
             (["-o", "a.flac", "-o", "b.flac", "--bitrate", "64"], "hark: --bitrate applies to Opus output; 'b.flac' is FLAC"),
             (["-o", "a.flac", "-o", "a.flac"], "hark: -o 'a.flac' is given twice; give each output its own file"),
+            (["-o", "a.flac", "-o", "./a.flac"], "hark: -o './a.flac' is the same file as -o 'a.flac'; give each output its own file"),
             (["-o", "a.raw", "-o", "b.raw", "--title", "x"], "hark: --title: raw output is the samples alone and has no tags"),
             (["-o", "a.flac", "-o", "b.opus", "--complexity", "11"], "hark: output 2: complexity 11 is outside 0–10"),
             (["-o", "a.flac", "-o", "b.xyz"], "hark: cannot tell the codec from 'b.xyz'"),

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What names an output file, beyond its spelling: the file a path reaches once its symbolic
+/// links are followed, so two `-o` that name one file are told apart from two files.
+public enum OutputPath {
+    /// `path` with a symbolic link as its last component followed, and the link's target's, up to
+    /// 40 links as the kernel follows (a relative target is taken from the link's directory). The
+    /// file need not exist, nor the link's target: a dangling link gives where it points.
+    public static func followingLinks(_ path: String) -> String {
+        var current = path
+        var info = stat()
+        for _ in 0..<40 {
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { break }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, Int(PATH_MAX))
+            guard length > 0 else { break }
+            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : directory(of: current) + target
+        }
+        return current
+    }
+
+    /// The file `path` names, as one string for every way of spelling it: its links followed, its
+    /// directory absolute with that directory's links resolved (`realpath`). A directory that does
+    /// not exist is left as written (the output cannot be created there anyway).
+    public static func identity(_ path: String) -> String {
+        let target = followingLinks(path)
+        let slash = target.lastIndex(of: "/")
+        let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
+        let directoryPath = slash.map { $0 == target.startIndex ? "/" : String(target[..<$0]) } ?? "."
+        guard let resolved = realpath(directoryPath, nil) else { return target }
+        defer { free(resolved) }
+        let directory = String(cString: resolved)
+        return (directory == "/" ? "" : directory) + "/" + name
+    }
+
+    /// The directory part of `path` with its trailing slash ("" for a bare name).
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[...slash])
+    }
+}

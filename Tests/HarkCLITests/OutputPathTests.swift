@@ -1,0 +1,33 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// `-o` through a symbolic link writes where the link points, as `arecord` and `flac -o` do, and
+/// keeps the link; two `-o` that reach one file are a usage error however they are spelled.
+/// Before 2026-11-26 the finished file was renamed onto the link itself, replacing it with a
+/// regular file and leaving its target as it was; and `-o x.flac -o ./x.flac` failed with "File
+/// exists", `-o x.flac -o link-to-x.flac` wrote both.
+@Suite struct OutputPathTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    @Test func aSymbolicLinkIsWrittenThroughAndKept() throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try FileManager.default.createDirectory(atPath: rig.path("archive"), withIntermediateDirectories: true)
+        // Relative, and dangling until the first recording creates its target.
+        try FileManager.default.createSymbolicLink(atPath: rig.path("take.flac"), withDestinationPath: "archive/take-1.flac")
+        for _ in 0..<2 {  // creating the target, then replacing it
+            let result = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("take.flac")], rig: rig)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: rig.path("take.flac")) == "archive/take-1.flac")
+            #expect(try expectFinishedPrefix(rig.path("archive/take-1.flac"), of: signal) == 24_000)
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: rig.path("archive")).filter { $0.contains(".hark-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        let same = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("archive/take-1.flac"), "-o", rig.path("take.flac")],
+                               rig: rig)
+        #expect(same.status == 64, "\(same.standardError)")
+        #expect(same.standardError.contains("take.flac' is the same file as -o '"), "\(same.standardError)")
+    }
+}
