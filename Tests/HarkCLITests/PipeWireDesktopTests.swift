@@ -1,4 +1,3 @@
-import AudioFormat
 import Foundation
 import Testing
 
@@ -94,26 +93,7 @@ struct PipeWireDesktopTests {
     /// At 48 kHz, the rate PipeWire's graph runs at: a 16 kHz source and stream were resampled to
     /// it and back, which is not bit-exact (the resampler's first frames differ).
     @Test func surroundComesWithTheSourcesLayout() throws {
-        let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: 48_000)
-        let signal = TestSignal(format: format, frames: 20 * 48_000)
-        let (rig, feeder) = try PipeMicrophone.start(
-            signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right", onPipeWire: true)
-        defer { feeder.stop() }
-        let flac = rig.path("eight.flac")
-        let opus = rig.path("eight.opus")
-        let result = try withExtendedLifetime(feeder) {
-            try runHark(["record", "-v", "-D", "studiopipe", "-c", "8", "-d", "2", "-o", flac, "-o", opus], rig: rig)
-        }
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("; speakers FL,FR,FC,LFE,RL,RR,SL,SR (the sound server's channel map)"), "\(result.standardError)")
-        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
-        try #require(decoded.count == 8 * 2 * 48_000)
-        let input = Array(signal.samples)
-        let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
-        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
-                "\(firstDifference(input[offset..<(offset + decoded.count)], decoded))")
-        let info = try OpusTools.info(opus)
-        #expect(info.isClean && info.text.contains("Channel Mapping Family: 1"), "\(info.text)")
+        try SoundServerStreamTests.recordSurround(sampleRate: 48_000, onPipeWire: true)
     }
 
     @Test func aMonitorNeedsTheSystemAudioGrant() throws {
@@ -158,20 +138,7 @@ struct PipeWireDesktopTests {
     /// pipewire-pulse going away (a crash, a desktop session ending) ends the recording as an
     /// unplugged device does: one line, exit 74, a finished file with what came before.
     @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
-        let signal = TestSignal(format: AccessLogTests.format, frames: 40 * 48_000)
-        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
-        defer { feeder.stop() }
-        let output = rig.path("cut.flac")
-        let recording = try startHark(["record", "-D", "studiopipe", "-d", "30", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
-        feeder.stop()
-        rig.pipeWire?.stopDaemon("pipewire-pulse")
-        let result = recording.wait(timeout: TestLoad.seconds(30))
-        #expect(result.status == 74, "\(result.standardError)")
-        #expect(result.standardError.contains("capture device lost: the sound server went away"), "\(result.standardError)")
-        #expect(try FLACTools.test(output).status == 0)
-        let frames = try #require(try FLACTools.totalSamples(output))
-        #expect(frames >= 48_000 && frames < 30 * 48_000, "\(frames) frames")
+        try SoundServerStreamTests.killTheServerWhileRecording(onPipeWire: true)
     }
 }
 

@@ -10,10 +10,11 @@ import Testing
     /// A stereo pipe microphone playing `inputSeconds` of the test signal, and hark recording it
     /// with `arguments` (after `record`) into `name`, running once its first FLAC audio is
     /// written (within `seconds`). Keep the rig and the feeder alive while hark records.
-    static func startRecording(inputSeconds: Int, _ arguments: [String], into name: String, audioWithin seconds: Double)
+    static func startRecording(inputSeconds: Int, _ arguments: [String], into name: String, audioWithin seconds: Double,
+                               onPipeWire: Bool = false)
         throws -> (rig: ALSATestRig, feeder: PipeSourceFeeder, recording: RunningProcess, output: String) {
         let signal = TestSignal(format: AccessLogTests.format, frames: inputSeconds * 48_000)
-        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right")
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: onPipeWire)
         let output = rig.path(name)
         let recording = try startHark(["record"] + arguments + ["-o", output], rig: rig)
         try OutputGrowth.waitForFLACAudio(output, seconds: seconds)
@@ -84,20 +85,26 @@ import Testing
     /// not six: module-pipe-source reads its FIFO in 4 KiB pieces, which must be whole frames.)
     @Test func surroundComesWithItsLayout() throws {
         // 16 kHz: a third of 48 kHz's bytes for the feeder to keep up with on a loaded machine.
-        let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: 16_000)
-        let signal = TestSignal(format: format, frames: 20 * 16_000)
+        try Self.recordSurround(sampleRate: 16_000, onPipeWire: false)
+    }
+
+    /// Records 2 s of 7.1 at `sampleRate` from a pipe microphone with that layout, on PulseAudio or
+    /// PipeWire, to FLAC and Opus at once, and checks both.
+    static func recordSurround(sampleRate: Int, onPipeWire: Bool) throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 8, sampleRate: sampleRate)
+        let signal = TestSignal(format: format, frames: 20 * sampleRate)
         let (rig, feeder) = try PipeMicrophone.start(
-            signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right")
+            signal, channelMap: "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right", onPipeWire: onPipeWire)
         defer { feeder.stop() }
         let flac = rig.path("eight.flac")
         let opus = rig.path("eight.opus")
         let result = try withExtendedLifetime(feeder) {
-            try runHark(["record", "-v", "-D", "studiopipe", "-c", "8", "-r", "16000", "-d", "2", "-o", flac, "-o", opus], rig: rig)
+            try runHark(["record", "-v", "-D", "studiopipe", "-c", "8", "-r", "\(sampleRate)", "-d", "2", "-o", flac, "-o", opus], rig: rig)
         }
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("; speakers FL,FR,FC,LFE,RL,RR,SL,SR (the sound server's channel map)"), "\(result.standardError)")
         let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
-        try #require(decoded.count == 8 * 2 * 16_000)
+        try #require(decoded.count == 8 * 2 * sampleRate)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
         #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
@@ -110,12 +117,17 @@ import Testing
     /// The server going away mid-recording ends it like an unplugged device: one line, exit 74,
     /// and a finished file holding what came before.
     @Test func aServerThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
+        try Self.killTheServerWhileRecording(onPipeWire: false)
+    }
+
+    /// Kills PulseAudio, or pipewire-pulse, a second into a 30 s recording from a pipe microphone.
+    static func killTheServerWhileRecording(onPipeWire: Bool) throws {
         let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 40, ["-D", "studiopipe", "-d", "30"],
-                                                                       into: "cut.flac", audioWithin: 1)
+                                                                       into: "cut.flac", audioWithin: 1, onPipeWire: onPipeWire)
         defer { feeder.stop() }
         // The feeder first, so that the source cannot outlast it.
         feeder.stop()
-        rig.pulse?.stop()
+        if onPipeWire { rig.pipeWire?.stopDaemon("pipewire-pulse") } else { rig.pulse?.stop() }
         let result = recording.wait(timeout: TestLoad.seconds(30))
         #expect(result.status == 74, "\(result.standardError)")
         #expect(result.standardError.contains("capture device lost: the sound server went away"), "\(result.standardError)")
