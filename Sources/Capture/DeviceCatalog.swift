@@ -74,7 +74,8 @@ extension DeviceCatalog {
     public enum SoundServerPlugin: Sendable {
         /// alsa-plugins' `pulse` (Debian's default while a sound server runs).
         case pulse
-        /// PipeWire's own `pipewire` (pipewire-alsa: the default on Fedora and Ubuntu).
+        /// PipeWire's own `pipewire` (pipewire-alsa: the default where alsa-plugins' pulse hook is
+        /// not installed, as on Fedora and Arch).
         case pipeWire
     }
 }

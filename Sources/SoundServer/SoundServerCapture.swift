@@ -153,7 +153,9 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     /// Checks that the source the server connected `stream` to is what `grant` is for: a monitor
     /// (what the system plays) on a system-audio grant, any other source on the microphone's.
     /// Only the default source can be other than what `-D` was looked up as (`DeviceChoice`): the
-    /// user may have made a monitor the default while the consent prompt waited.
+    /// user may have made a monitor the default while the consent prompt waited. A source the
+    /// connection was already asked about is not asked about again (one exchange less at every
+    /// start: the answer to `-D`'s look-up).
     /// The corresponding C function is `pa_stream_get_device_name`.
     private static func requireGrantCovers(sourceOf stream: OpaquePointer, grant: CaptureGrant, device: String,
                                            connection: SoundServerConnection) throws(CaptureOpenError) {
@@ -161,10 +163,14 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
             throw .unavailable(device: device, reason: "the sound server did not say which source the stream records from")
         }
         let isMonitor: Bool
-        do throws(SoundServerError) {
-            isMonitor = try connection.isMonitor(source: name)
-        } catch {
-            throw .unavailable(device: device, reason: "\(error)")
+        if let answered = connection.monitorAnswers[name] {
+            isMonitor = answered
+        } else {
+            do throws(SoundServerError) {
+                isMonitor = try connection.isMonitor(source: name)
+            } catch {
+                throw .unavailable(device: device, reason: "\(error)")
+            }
         }
         guard isMonitor == (grant.resource == .systemAudio) else {
             throw .notCoveredByGrant(device: device, source: name, isMonitor: isMonitor)

@@ -21,6 +21,10 @@ public final class SoundServerConnection {
     /// connection over (`readyForStream`), which may be long after (the consent prompt in between).
     private var deadline: timespec
     private var timeoutMilliseconds: Int
+    /// What the server said of each source it was asked about or listed, by the source's own name:
+    /// whether it is a monitor. A stream that reaches one of them needs no second question
+    /// (`SoundServerCapture` checks its source against the grant).
+    private(set) var monitorAnswers: [String: Bool] = [:]
 
     /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
     /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
@@ -66,10 +70,12 @@ public final class SoundServerConnection {
         let operation = library.contextGetSourceInfoByName(context, name ?? "@DEFAULT_SOURCE@", { _, info, endOfList, userdata in
             // A name the server does not know ends the list at once (endOfList < 0).
             guard endOfList == 0, let info, let userdata else { return }
-            Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue().isMonitor =
-                info.pointee.monitor_of_sink != hark_pa_invalid_index()
+            let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
+            collector.isMonitor = info.pointee.monitor_of_sink != hark_pa_invalid_index()
+            collector.sourceName = info.pointee.name.map { String(cString: $0) }
         }, Unmanaged.passUnretained(collector).toOpaque())
         try waitFor(operation, "the source's information")
+        if let answered = collector.sourceName { monitorAnswers[answered] = collector.isMonitor }
         return collector.isMonitor
     }
 
@@ -126,6 +132,7 @@ public final class SoundServerConnection {
             collector.rawSources.append(collector.source(from: info.pointee))
         }, Unmanaged.passUnretained(collector).toOpaque())
         try waitFor(operation, "the list of sources")
+        for source in collector.rawSources { monitorAnswers[source.name] = source.isMonitor }
         return collector.rawSources.map { $0.markingDefault(defaultSource) }
     }
 
@@ -174,6 +181,8 @@ public final class SoundServerConnection {
         var serverName: String?
         var defaultSource: String?
         var isMonitor = false
+        /// The source `isMonitor` was answered for, by its own name.
+        var sourceName: String?
         var rawSources: [SoundServerSource] = []
 
         func source(from info: pa_source_info) -> SoundServerSource {
