@@ -83,16 +83,15 @@ struct RecordCommand: ParsableCommand {
         guard output.contains("-") == false || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
+        // One file however it is spelled (x.flac, ./x.flac, a symbolic link to x.flac).
         let paths = output.filter { $0 != "-" }
-        if let repeated = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
-            throw ValidationError("-o '\(repeated)' is given twice; give each output its own file")
-        }
-        // Spelled differently (./x.flac, a symbolic link to x.flac), one file all the same.
         let files = paths.map(OutputPath.identity)
         for (index, file) in files.enumerated() {
-            if let earlier = files[..<index].firstIndex(of: file) {
-                throw ValidationError("-o '\(paths[index])' is the same file as -o '\(paths[earlier])'; give each output its own file")
+            guard let earlier = files[..<index].firstIndex(of: file) else { continue }
+            if paths[earlier] == paths[index] {
+                throw ValidationError("-o '\(paths[index])' is given twice; give each output its own file")
             }
+            throw ValidationError("-o '\(paths[index])' is the same file as -o '\(paths[earlier])'; give each output its own file")
         }
         try firstOutput.validate(speech: capture.speech, isOnlyOutput: output.count <= 1)
     }
