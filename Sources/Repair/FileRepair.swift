@@ -76,8 +76,14 @@ public enum FileRepair {
             }
             let destination = String(cString: resolved)
             free(resolved)
-            let writer = RepairWriter(original: file, destination: destination, shouldStop: shouldStop)
             do throws(RepairFailure) {
+                // In place when the plan keeps the audio where it is; else (or to keep the
+                // original) a copy beside it, renamed over it.
+                if !keep, !shouldStop(), let inPlace = InPlaceRepairWriter(original: file, destination: destination, plan: plan),
+                   try inPlace.write(verify: { bytes in verify(bytes, as: container) }) {
+                    return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: nil))
+                }
+                let writer = RepairWriter(original: file, destination: destination, shouldStop: shouldStop)
                 // The backup as the user named the file ("talk.flac.orig"), not by its resolved path.
                 let backup = try writer.write(plan, keep: keep) { bytes in verify(bytes, as: container) }
                     .map { path + $0.dropFirst(destination.count) }

@@ -10,7 +10,9 @@ import Glibc
 /// copies ranges of it into the repaired file in the kernel (`copy_file_range`).
 ///
 /// A file that shrinks while mapped would raise SIGBUS on access; recordings being written are
-/// refused before mapping (`RecordingInProgress`), and a repair only ever reads.
+/// refused (the recorder holds a lock on them, `FileRepair`). The one writer that cuts the file it
+/// came from, `InPlaceRepairWriter`, copies out what it needs before the cut and then reads the
+/// mapping no more.
 final class MappedFile {
     let path: String
     let descriptor: Int32

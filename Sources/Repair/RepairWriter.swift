@@ -3,10 +3,11 @@ import CLinux
 import Glibc
 #endif
 
-/// Writes a repair: the plan into a temporary file beside the original, synced, checked by
-/// decoding, then renamed over the original, so the original is replaced only by a file known to
-/// be good, and never left half-written. With `keep`, the original stays as `NAME.orig` (a hard
-/// link made before the rename, so there is no moment with neither).
+/// Writes a repair that `InPlaceRepairWriter` does not (one that moves what it keeps, or with
+/// `--keep`): the plan into a temporary file beside the original, synced, checked by decoding, then
+/// renamed over the original, so the original is replaced only by a file known to be good, and
+/// never left half-written. With `keep`, the original stays as `NAME.orig` (a hard link made before
+/// the rename, so there is no moment with neither).
 ///
 /// Ranges kept from the original are copied in the kernel (`copy_file_range`), data regions only:
 /// a hole in the original stays a hole, so a sparse file does not grow on disk.
@@ -82,16 +83,8 @@ struct RepairWriter {
 
     /// Nil when every byte was written.
     private func writeAll(_ bytes: UnsafeRawBufferPointer, to output: Int32, at offset: Int) -> RepairFailure? {
-        var done = 0
-        while done < bytes.count {
-            let result = pwrite(output, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if result < 0 && errno == EINTR { continue }
-            guard result > 0 else {
-                return RepairFailure(.ioError, "cannot write the repaired file: \(String(cString: strerror(errno))); the original is unchanged")
-            }
-            done += result
-        }
-        return nil
+        writeFully(bytes, to: output, at: offset) ? nil
+            : RepairFailure(.ioError, "cannot write the repaired file: \(String(cString: strerror(errno))); the original is unchanged")
     }
 
     /// Copies the original's `range` to `offset` in `output`, data regions only.
@@ -129,4 +122,17 @@ struct RepairWriter {
             throw RepairFailure(.ioError, "cannot write the repaired file: \(copied < 0 ? String(cString: strerror(errno)) : "the original got shorter"); the original is unchanged")
         }
     }
+}
+
+/// Writes all of `bytes` at `offset` (`pwrite`, retried after a signal and a short write); false
+/// with `errno` set when it cannot.
+func writeFully(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int) -> Bool {
+    var done = 0
+    while done < bytes.count {
+        let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+        if result < 0 && errno == EINTR { continue }
+        guard result > 0 else { return false }
+        done += result
+    }
+    return true
 }

@@ -18,9 +18,12 @@ struct RepairCommand: ParsableCommand {
         abstract: "Check FLAC, Ogg Opus and WAV files and repair what a killed recording left (--write).",
         discussion: """
             Without --write, says for each file what is wrong and what a repair would keep, and \
-            changes nothing. With --write, the repaired file is written beside the original, \
-            checked by decoding it, and only then renamed over it; --keep keeps the original as \
-            NAME.orig. A file that is already whole is never rewritten.
+            changes nothing. With --write, a repair that leaves the audio where it is (what a \
+            killed recording needs) is made in the file itself, needing no free space: the bytes \
+            it changes are saved, the file checked by decoding it, and put back if it does not \
+            check out. Any other repair, or with --keep (the original kept as NAME.orig), is \
+            written beside the original, checked, and only then renamed over it. A file that is \
+            already whole is never rewritten.
 
             FLAC: keeps every frame whose CRC checks, silences damaged ones (the timeline holds), \
             cuts a torn tail, sets total samples, frame sizes, MD5 and seek points. Ogg Opus: cuts \
