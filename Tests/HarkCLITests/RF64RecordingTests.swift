@@ -3,7 +3,8 @@ import Testing
 
 /// A real recording past 4 GiB: hark turns its own WAV into RF64 (EBU Tech 3306) while it records,
 /// and a SIGKILL there leaves an RF64 file that ffprobe reads, whose header covers all but the last
-/// second at most, whose samples are the device's bit for bit, and that `hark repair` completes.
+/// second at most, whose samples are the device's bit for bit, and that `hark repair` completes
+/// where there is no room for a copy of it.
 ///
 /// The header alone is checked in `WAVHeaderTests` and the repair of a sparse file in
 /// `RepairLargeWAVTests`; this is the whole path, through ALSA, the ring and the encoder thread.
@@ -83,6 +84,9 @@ import Testing
             try file.seek(toOffset: UInt64(layout.dataOffset))
             try Self.expectSameBytes(file, input: input, count: Int(layout.dataBytes))
 
+            // The tmpfs has no room for a copy of the recording: the repair is made in the file itself.
+            let free = try RepairOnAFullDiskTests.freeBytes(disk)
+            #expect(free < fileSize, "\(free) bytes free")
             let repaired = try RepairTools.repair(["--write", output], rig: rig)
             #expect(repaired.status == 1, "\(repaired.standardError)")
             let after = try FileHandle(forReadingFrom: URL(fileURLWithPath: output))
