@@ -8,11 +8,9 @@ import Testing
 /// links and open readers see the repair) and leaves no temporary file. A WAV past 4 GiB on a full
 /// disk is `RF64RecordingTests`.
 @Suite struct RepairOnAFullDiskTests {
-    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
-
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"), arguments: ["flac", "opus"])
     func aKilledRecordingIsRepairedInPlaceOnAFullDisk(_ codec: String) throws {
-        let signal = TestSignal(format: Self.format, frames: 20 * 48_000)
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
         try rig.withSmallDisk(size: "8m") { disk in
