@@ -45,8 +45,8 @@ struct InPlaceRepairWriter {
     }
 
     /// Writes the plan into the file, syncs it and checks it with `verify` (nil: good); puts the
-    /// original back if anything fails. Nil when the file cannot be opened for writing (its mode):
-    /// the caller copies instead. The corresponding C functions are `open`, `pwrite`, `ftruncate`
+    /// original back if anything fails. False, with nothing written, when the file cannot be opened
+    /// for writing (its mode): the caller copies instead. The corresponding C functions are `open`, `pwrite`, `ftruncate`
     /// and `fsync`.
     func write(verify: (UnsafeRawBufferPointer) -> String?) throws(RepairFailure) -> Bool {
         let output = open(destination, O_WRONLY | O_CLOEXEC)
@@ -86,7 +86,11 @@ struct InPlaceRepairWriter {
 
         init(original: MappedFile, writes: [(offset: Int, bytes: [UInt8])], length: Int) {
             size = original.size
-            var ranges = writes.map { $0.offset..<min($0.offset + $0.bytes.count, original.size) }.filter { !$0.isEmpty }
+            // (A write may start at or past the original's end: a pad byte, a longer last page.)
+            var ranges = writes.compactMap { write -> Range<Int>? in
+                let end = min(write.offset + write.bytes.count, original.size)
+                return write.offset < end ? write.offset..<end : nil
+            }
             if length < original.size { ranges.append(length..<original.size) }
             saved = original.withBytes { bytes in ranges.map { ($0.lowerBound, Array(bytes[$0])) } }
         }

@@ -65,6 +65,19 @@ import Testing
         #expect(scratch.current == scratch.bytes)
     }
 
+    @Test func writesPastTheOriginalsEndAreUndoneToo() throws {
+        let scratch = try Scratch(count: 3_000)
+        let file = try MappedFile(path: scratch.path)
+        // A last page rebuilt longer than the torn one it replaces, in two pieces past the end.
+        let plan = RepairPlan(segments: [.original(0..<2_500), .bytes([UInt8](repeating: 5, count: 600)),
+                                         .bytes([UInt8](repeating: 6, count: 200))])
+        let writer = try #require(InPlaceRepairWriter(original: file, destination: scratch.path, plan: plan))
+        #expect(throws: RepairFailure.self) { try writer.write { _ in "refused" } }
+        #expect(scratch.current == scratch.bytes)
+        #expect(try writer.write { _ in nil })
+        #expect(scratch.current == Array(scratch.bytes[0..<2_500]) + [UInt8](repeating: 5, count: 600) + [UInt8](repeating: 6, count: 200))
+    }
+
     @Test func aPlanThatMovesWhatItKeepsNeedsACopy() throws {
         let scratch = try Scratch(count: 10_000)
         let file = try MappedFile(path: scratch.path)
