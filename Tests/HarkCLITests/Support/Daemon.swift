@@ -63,10 +63,13 @@ final class Daemon {
         return false
     }
 
-    /// The end of what it wrote, for a failure's message.
+    /// For a failure's message: the last lines of what it wrote, about 600 characters, from the start of a line (a daemon's
+    /// first error usually names the cause; cut in the middle, it did not).
     var logTail: String {
         let text = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
-        return String(text.suffix(600))
+        let tail = text.suffix(600)
+        guard tail.startIndex != text.startIndex, let lineStart = text[..<tail.startIndex].lastIndex(of: "\n") else { return String(tail) }
+        return String(text[text.index(after: lineStart)...])
     }
 
     /// Kills it (SIGKILL, as a crash) and reaps it. Idempotent.

@@ -35,6 +35,12 @@ final class PipeWireDesktop {
             let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
             try waitUntil("PipeWire's socket") { FileManager.default.fileExists(atPath: socket) }
             try start("wireplumber", [], environment: environment, scratch: scratch)
+            // pipewire-pulse 0.3.65 makes $XDG_RUNTIME_DIR/pulse with stat, then mkdir, and exits
+            // ("mkdir() … failed: File exists") when another process makes it in between, as every
+            // libpulse client does when it starts: the first `pactl` below did so once under load.
+            // Made here first, nobody races to make it.
+            try FileManager.default.createDirectory(at: runtimeDirectory.appendingPathComponent("pulse"),
+                                                    withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try start("pipewire-pulse", [], environment: environment, scratch: scratch)
             // pipewire-pulse lists PipeWire's clients, WirePlumber among them once it is connected.
             try waitUntil("pipewire-pulse to answer with WirePlumber connected") {
