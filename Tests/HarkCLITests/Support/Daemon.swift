@@ -63,8 +63,8 @@ final class Daemon {
         return false
     }
 
-    /// For a failure's message: the last lines of what it wrote, about 600 characters, from the start of a line (a daemon's
-    /// first error usually names the cause; cut in the middle, it did not).
+    /// For a failure's message: the last 600 characters or so of what it wrote, from the start of
+    /// the line they begin in (a daemon's first error line names the cause; cut, it did not).
     var logTail: String {
         let text = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
         let tail = text.suffix(600)
