@@ -76,10 +76,13 @@ public enum FileRepair {
             }
             let destination = String(cString: resolved)
             free(resolved)
+            if shouldStop() {
+                return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.interrupted, "interrupted; the original is unchanged")))
+            }
             do throws(RepairFailure) {
                 // In place when the plan keeps the audio where it is; else (or to keep the
                 // original) a copy beside it, renamed over it.
-                if !keep, !shouldStop(), let inPlace = InPlaceRepairWriter(original: file, destination: destination, plan: plan),
+                if !keep, let inPlace = InPlaceRepairWriter(original: file, destination: destination, plan: plan),
                    try inPlace.write(verify: { bytes in verify(bytes, as: container) }) {
                     return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: nil))
                 }

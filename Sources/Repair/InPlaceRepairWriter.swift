@@ -46,8 +46,8 @@ struct InPlaceRepairWriter {
 
     /// Writes the plan into the file, syncs it and checks it with `verify` (nil: good); puts the
     /// original back if anything fails. False, with nothing written, when the file cannot be opened
-    /// for writing (its mode): the caller copies instead. The corresponding C functions are `open`, `pwrite`, `ftruncate`
-    /// and `fsync`.
+    /// for writing (its mode): the caller copies instead. The corresponding C functions are `open`,
+    /// `pwrite`, `ftruncate` and `fsync`.
     func write(verify: (UnsafeRawBufferPointer) -> String?) throws(RepairFailure) -> Bool {
         let output = open(destination, O_WRONLY | O_CLOEXEC)
         guard output >= 0 else { return false }
