@@ -5,6 +5,9 @@ import AudioFormat
 ///     RIFF <size> WAVE
 ///     JUNK <28>  28 zero bytes        ← becomes "ds64" when the file passes 4 GiB (EBU Tech 3306)
 ///     fmt  <16 or 40> …               ← WAVE_FORMAT_PCM, or WAVE_FORMAT_EXTENSIBLE with a channel mask
+///     fact <4> frames                 ← float only: the RIFF specification asks it of every
+///                                       format but integer PCM (0xFFFFFFFF once RF64, as
+///                                       EBU Tech 3306 says; ds64 holds the count then)
 ///     LIST <n> INFO …                 ← the tags, when there are any
 ///     data <size>
 ///
@@ -36,6 +39,8 @@ public struct WAVHeader {
     public let channels: Int
     /// Bytes per frame in the file.
     public let blockAlign: Int
+    /// Where the `fact` chunk's sample count is, when the header has one (float samples).
+    public let factSampleCountOffset: Int?
 
     /// The size that means "unknown", for a stream written to a pipe (readers read to the end).
     public static let unknownSize: UInt32 = 0xFFFF_FFFF
@@ -93,6 +98,15 @@ public struct WAVHeader {
             header.appendLittleEndian(UInt32(encoding == .float32 ? 3 : 1))
             header.append(contentsOf: [0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
         }
+        if encoding == .float32 {
+            // Frames per channel ("samples" in the RIFF specification's words), unknown until the
+            // first update, like the other sizes.
+            header.append(contentsOf: Array("fact".utf8)); header.appendLittleEndian(UInt32(4))
+            factSampleCountOffset = header.count
+            header.appendLittleEndian(Self.unknownSize)
+        } else {
+            factSampleCountOffset = nil
+        }
         if broadcastExtension {
             var body = [UInt8](repeating: 0, count: Self.broadcastExtensionSize)
             body.replaceSubrange(256..<260, with: Array("hark".utf8))  // Originator
@@ -121,6 +135,7 @@ public struct WAVHeader {
                 Self.put("JUNK", at: 12, in: header)
                 for index in 20..<(20 + Self.ds64BodySize) { header[index] = 0 }
                 Self.put(UInt32(dataBytes), at: header.count - 4, in: header)
+                if let fact = factSampleCountOffset { Self.put(UInt32(frames), at: fact, in: header) }
             } else {
                 Self.put("RF64", at: 0, in: header)
                 Self.put(Self.unknownSize, at: 4, in: header)
@@ -130,6 +145,7 @@ public struct WAVHeader {
                 Self.put(frames, at: 36, in: header)
                 Self.put(UInt32(0), at: 44, in: header)  // no table of other chunks' sizes
                 Self.put(Self.unknownSize, at: header.count - 4, in: header)
+                if let fact = factSampleCountOffset { Self.put(Self.unknownSize, at: fact, in: header) }
             }
         }
     }

@@ -1,5 +1,5 @@
 /// Repairs a RIFF/RF64 WAVE file from any writer: sets the RIFF and data sizes from what the file
-/// holds, cuts a torn last frame, and makes a file past 4 GiB RF64 (EBU Tech 3306) — in place of a
+/// holds (and a `fact` chunk's frame count with them, for uncompressed formats), cuts a torn last frame, and makes a file past 4 GiB RF64 (EBU Tech 3306) — in place of a
 /// JUNK chunk of 28 bytes or more right after the RIFF header where there is one (hark, BWF
 /// writers and ffmpeg reserve it), by inserting a ds64 chunk where there is not.
 ///
@@ -44,10 +44,15 @@ enum WAVRepair {
         } else if problems.isEmpty && layout.riffBytes != UInt64(fileBytes - 8) {
             problems.append(layout.riffBytes == unknownSize ? "RIFF size unknown" : "RIFF size says \(layout.riffBytes), the file holds \(fileBytes - 8)")
         }
+        // The count is checked only where it is a plain frame count; in RF64 the ds64 holds it.
+        if problems.isEmpty && !needsRF64 && !layout.isRF64, let fact = layout.countedFact, fact.sampleCount != UInt64(frames) {
+            problems.append(fact.sampleCount == unknownSize ? "fact sample count unknown" : "fact chunk says \(fact.sampleCount) samples, the file holds \(frames)")
+        }
         guard !problems.isEmpty else { return RepairAnalysis(container: .wav, problems: [], seconds: seconds, verdict: .sound) }
 
         var header = Array(bytes[0..<layout.dataStart])
         var dataSizeField = layout.dataStart - 4
+        var factCountField = layout.countedFact?.offset
         if needsRF64 || layout.isRF64 {
             var ds64Offset: Int
             if let ds64 = layout.ds64 {
@@ -62,6 +67,7 @@ enum WAVRepair {
                 chunk += [UInt8](repeating: 0, count: 28)
                 header.insert(contentsOf: chunk, at: 12)
                 dataSizeField += chunk.count
+                factCountField? += chunk.count
             }
             let total = fileBytes + header.count - layout.dataStart
             header.replaceSubrange(0..<4, with: Array("RF64".utf8))
@@ -70,9 +76,12 @@ enum WAVRepair {
             header.putLittleEndian(UInt64(dataBytes), bytes: 8, at: ds64Offset + 16)
             header.putLittleEndian(UInt64(frames), bytes: 8, at: ds64Offset + 24)
             header.putLittleEndian(unknownSize, bytes: 4, at: dataSizeField)
+            // EBU Tech 3306: -1 in fact's count once the ds64 holds it.
+            if let factCountField { header.putLittleEndian(unknownSize, bytes: 4, at: factCountField) }
         } else {
             header.putLittleEndian(UInt64(fileBytes - 8), bytes: 4, at: 4)
             header.putLittleEndian(UInt64(dataBytes), bytes: 4, at: dataSizeField)
+            if let factCountField { header.putLittleEndian(UInt64(frames), bytes: 4, at: factCountField) }
         }
         var segments: [RepairPlan.Segment] = [.bytes(header), .original(layout.dataStart..<(layout.dataStart + dataBytes))]
         if dataBytes % 2 == 1 { segments.append(.bytes([0])) }
@@ -100,15 +109,24 @@ enum WAVRepair {
     }
 }
 
-/// A WAVE file's chunks up to its audio: the RIFF (or RF64) header, ds64, fmt, and the data chunk's header.
+/// A WAVE file's chunks up to its audio: the RIFF (or RF64) header, ds64, fmt, fact, and the data chunk's header.
 struct WAVLayout {
     struct Chunk { let offset: Int; let size: Int }
     struct DS64 { let offset: Int; let riffBytes: UInt64; let dataBytes: UInt64; let frames: UInt64 }
+    /// A `fact` chunk: where its sample count is, and the count.
+    struct Fact { let offset: Int; let sampleCount: UInt64 }
 
     let isRF64: Bool
     let riffBytes: UInt64
     var ds64: DS64?
     var junk: Chunk?
+    var fact: Fact?
+    /// Whether the fmt chunk's format stores one sample per channel in each block (integer PCM,
+    /// float, A-law, µ-law), so a fact chunk's count is the data's frames. A compressed format's
+    /// count is what only its decoder knows; repair leaves it alone.
+    var hasUncompressedFormat = false
+    /// The fact chunk, when its count is the frame count that repair sets.
+    var countedFact: Fact? { hasUncompressedFormat ? fact : nil }
     var blockAlign = 0
     var sampleRate = 0
     /// Where the audio starts, just after the data chunk's header.
@@ -146,6 +164,12 @@ struct WAVLayout {
                 sampleRate = Int(bytes.littleEndian(at: position + 12, bytes: 4))
                 blockAlign = Int(bytes.littleEndian(at: position + 20, bytes: 2))
                 hasFormat = true
+                // WAVE_FORMAT_EXTENSIBLE's own code is the first two bytes of its sub-format GUID.
+                var formatTag = bytes.littleEndian(at: position + 8, bytes: 2)
+                if formatTag == 0xFFFE && size >= 40 { formatTag = bytes.littleEndian(at: position + 32, bytes: 2) }
+                hasUncompressedFormat = [1, 3, 6, 7].contains(formatTag)  // PCM, IEEE float, A-law, µ-law
+            } else if bytes.matches("fact", at: position) && size >= 4 {
+                fact = Fact(offset: position + 8, sampleCount: bytes.littleEndian(at: position + 8, bytes: 4))
             }
             position += 8 + size + size % 2
         }

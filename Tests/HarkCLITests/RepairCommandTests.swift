@@ -33,6 +33,24 @@ import Testing
             try #require(recorded.status == 0, "\(recorded.standardError)")
             files.append((codec, path))
         }
+        // Float WAV, whose fact chunk counts the frames: from sox (stereo and six channels),
+        // ffmpeg (WAVE_FORMAT_EXTENSIBLE) and hark.
+        let input = rig.inputFile.path
+        let floats = """
+            set -e
+            sox -t raw -r 48000 -e signed -b 16 -c 2 '\(input)' -e floating-point -b 32 '\(rig.path("sox-float.wav"))'
+            sox -t raw -r 48000 -e signed -b 16 -c 2 '\(input)' -e floating-point -b 32 -c 6 '\(rig.path("sox-float-6.wav"))'
+            ffmpeg -v error -f s16le -ar 48000 -ac 2 -i '\(input)' -c:a pcm_f32le '\(rig.path("ffmpeg-float.wav"))'
+            """
+        let madeFloats = try runTool("bash", ["-c", floats])
+        try #require(madeFloats.status == 0, "\(madeFloats.standardError)")
+        files += ["sox-float.wav", "sox-float-6.wav", "ffmpeg-float.wav"].map { ("wav", rig.path($0)) }
+        let floatSignal = TestSignal(format: PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000), frames: 48_000)
+        let floatRig = try ALSATestRig(input: floatSignal.alsaBytes)
+        let harkFloat = rig.path("hark-float.wav")
+        let recordedFloat = try runHark(["record", "-D", "filecap", "-f", "FLOAT_LE", "-d", "1", "-o", harkFloat], rig: floatRig)
+        try #require(recordedFloat.status == 0, "\(recordedFloat.standardError)")
+        files.append(("wav", harkFloat))
         for (codec, path) in files {
             let original = try RepairTools.bytes(path)
             let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date

@@ -57,10 +57,18 @@ import Testing
         #expect(info["Duration"]?.contains("= 72000 samples") == true, "\(info)")
         #expect(try Self.soxSamples(output, scratch: output) == Self.wavBytes(signal, frames: 72_000))
         // WAVE_FORMAT_EXTENSIBLE with the channel mask for everything but 16-bit mono/stereo.
-        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)).prefix(100))
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)).prefix(256))
         let formatTag = UInt16(header[56]) | UInt16(header[57]) << 8
         #expect(formatTag == (sampleFormat == .s16LE && channels <= 2 ? 1 : 0xFFFE))
         if channels == 6 { #expect(header[76] == 0x3F, "5.1's mask") }
+        // Float needs a fact chunk (the RIFF specification, for every format but integer PCM):
+        // its count is the frames, set when the recording ended.
+        let fact = WAVLayout.chunkBody("fact", in: header)
+        if sampleFormat == .floatLE {
+            #expect(fact.map { WAVLayout.uint32(header, at: $0) } == 72_000, "fact's sample count")
+        } else {
+            #expect(fact == nil, "integer PCM has no fact chunk")
+        }
     }
 
     @Test func pythonsWaveModuleReadsSixteenBitStereo() throws {

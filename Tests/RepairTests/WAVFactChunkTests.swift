@@ -1,0 +1,122 @@
+import AudioFormat
+import Encoding
+@testable import Repair
+import Testing
+
+/// The `fact` chunk of a float WAV (the RIFF specification asks it of every format but integer
+/// PCM): hark's header keeps its frame count with the other sizes, and repair sets it with them,
+/// to -1 in RF64 (EBU Tech 3306), and leaves a compressed format's count alone.
+@Suite struct WAVFactChunkTests {
+    static let float = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
+
+    /// The offset of chunk `id`'s body in a RIFF file's top level.
+    static func chunkBody(_ id: String, in bytes: [UInt8]) -> Int? {
+        var position = 12
+        while position + 8 <= bytes.count {
+            let size = Int(uint32(bytes, position + 4))
+            if bytes[position..<(position + 4)].elementsEqual(Array(id.utf8)) { return position + 8 }
+            if bytes[position..<(position + 4)].elementsEqual(Array("data".utf8)) { return nil }
+            position += 8 + size + size % 2
+        }
+        return nil
+    }
+
+    static func uint32(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+        (0..<4).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * $1) }
+    }
+
+    /// The file `plan` describes, built from `original`.
+    static func apply(_ plan: RepairPlan, to original: [UInt8]) -> [UInt8] {
+        plan.segments.flatMap { segment -> [UInt8] in
+            switch segment {
+            case .bytes(let bytes): bytes
+            case .original(let range): Array(original[range])
+            }
+        }
+    }
+
+    static func analyse(_ bytes: [UInt8]) throws -> RepairAnalysis {
+        try bytes.withUnsafeBytes { buffer throws(RepairFailure) in try WAVRepair.analyse(buffer) }
+    }
+
+    @Test func floatHeadersCarryAFactChunkThatCountsFrames() throws {
+        var header = WAVHeader(format: Self.float)
+        let fact = try #require(Self.chunkBody("fact", in: header.bytes))
+        #expect(Self.uint32(header.bytes, fact - 4) == 4)
+        #expect(Self.uint32(header.bytes, fact) == 0xFFFF_FFFF, "unknown until the first update, like the other sizes")
+        #expect(fact > Self.chunkBody("fmt ", in: header.bytes)!, "after fmt")
+        header.update(dataBytes: 8 * 1_000)
+        #expect(Self.uint32(header.bytes, fact) == 1_000)
+        header.update(dataBytes: 5 << 30)
+        #expect(Self.uint32(header.bytes, fact) == 0xFFFF_FFFF, "RF64: the ds64 holds the count")
+        header.update(dataBytes: 8 * 7)
+        #expect(Self.uint32(header.bytes, fact) == 7)
+        // Integer PCM needs none.
+        for sampleFormat in [SampleFormat.s16LE, .s24LE, .s32LE] {
+            let integer = WAVHeader(format: PCMFormat(sampleFormat: sampleFormat, channels: 6, sampleRate: 48_000))
+            #expect(Self.chunkBody("fact", in: integer.bytes) == nil, "\(sampleFormat)")
+        }
+    }
+
+    /// What a recorder killed between two updates leaves: sizes and count from an earlier moment.
+    static func killedFloatRecording(frames: Int, countedFrames: Int) -> [UInt8] {
+        var header = WAVHeader(format: Self.float)
+        header.update(dataBytes: countedFrames * 8)
+        return header.bytes + (0..<(frames * 8)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+    }
+
+    @Test func repairSetsTheCountWithTheSizes() throws {
+        let killed = Self.killedFloatRecording(frames: 3_000, countedFrames: 1_000)
+        let analysis = try Self.analyse(killed)
+        guard case .repairable(let plan) = analysis.verdict else { Issue.record("not repairable: \(analysis.verdict)"); return }
+        let repaired = Self.apply(plan, to: killed)
+        #expect(Self.uint32(repaired, try #require(Self.chunkBody("fact", in: repaired))) == 3_000)
+        #expect(try Self.analyse(repaired).problems.isEmpty)
+        #expect(repaired.count == killed.count, "in place: the same length")
+    }
+
+    @Test func aWrongCountAloneIsFoundAndSet() throws {
+        var header = WAVHeader(format: Self.float)
+        header.update(dataBytes: 2_000 * 8)
+        var bytes = header.bytes + [UInt8](repeating: 0, count: 2_000 * 8)
+        let fact = try #require(Self.chunkBody("fact", in: bytes))
+        #expect(try Self.analyse(bytes).problems.isEmpty, "a whole file is sound")
+        bytes[fact] = 0x10  // 2000 = 0x7D0 → 0x710
+        let analysis = try Self.analyse(bytes)
+        #expect(analysis.problems == ["fact chunk says 1808 samples, the file holds 2000"])
+        guard case .repairable(let plan) = analysis.verdict else { Issue.record("not repairable"); return }
+        #expect(Self.uint32(Self.apply(plan, to: bytes), fact) == 2_000)
+    }
+
+    @Test func aCompressedFormatsCountIsLeftAlone() throws {
+        // IMA ADPCM (0x11): 1017 samples in each 512-byte block of mono; the count is not bytes
+        // over block align, and a stale data size must not touch it.
+        var bytes = Array("RIFF".utf8) + le32(0) + Array("WAVEfmt ".utf8) + le32(20)
+        bytes += le16(0x11) + le16(1) + le32(22_050) + le32(11_100) + le16(512) + le16(4) + le16(2) + le16(1017)
+        bytes += Array("fact".utf8) + le32(4) + le32(3 * 1017)
+        bytes += Array("data".utf8) + le32(512) + [UInt8](repeating: 0x11, count: 3 * 512)
+        let analysis = try Self.analyse(bytes)
+        guard case .repairable(let plan) = analysis.verdict else { Issue.record("not repairable"); return }
+        let repaired = Self.apply(plan, to: bytes)
+        #expect(Self.uint32(repaired, try #require(Self.chunkBody("fact", in: repaired))) == 3 * 1017)
+        #expect(Self.uint32(repaired, repaired.count - 3 * 512 - 4) == 3 * 512, "the data size is set")
+    }
+
+    @Test func aFileMadeRF64HasMinusOneInItsCount() throws {
+        // An RF64 header whose ds64 claims 5 GiB over a small file (a stale ds64): the repair
+        // keeps it RF64 and sets the ds64, and fact's count stays -1, as EBU Tech 3306 has it.
+        var header = WAVHeader(format: Self.float)
+        header.update(dataBytes: 5 << 30)
+        let bytes = header.bytes + [UInt8](repeating: 0, count: 4_000 * 8)
+        let analysis = try Self.analyse(bytes)
+        guard case .repairable(let plan) = analysis.verdict else { Issue.record("not repairable: \(analysis.problems)"); return }
+        let repaired = Self.apply(plan, to: bytes)
+        let fact = try #require(Self.chunkBody("fact", in: repaired))
+        #expect(Self.uint32(repaired, fact) == 0xFFFF_FFFF)
+        #expect(repaired[0..<4].elementsEqual(Array("RF64".utf8)))
+        #expect(try Self.analyse(repaired).problems.isEmpty, "stays sound: RF64's count is the ds64's")
+    }
+}
+
+private func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+private func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
