@@ -1,7 +1,8 @@
 /// Repairs a RIFF/RF64 WAVE file from any writer: sets the RIFF and data sizes from what the file
-/// holds (and a `fact` chunk's frame count with them, for uncompressed formats), cuts a torn last frame, and makes a file past 4 GiB RF64 (EBU Tech 3306) — in place of a
-/// JUNK chunk of 28 bytes or more right after the RIFF header where there is one (hark, BWF
-/// writers and ffmpeg reserve it), by inserting a ds64 chunk where there is not.
+/// holds (and a `fact` chunk's frame count with them, for uncompressed formats), cuts a torn last
+/// frame, and makes a file past 4 GiB RF64 (EBU Tech 3306) — in place of a JUNK chunk of 28 bytes
+/// or more right after the RIFF header where there is one (hark, BWF writers and ffmpeg reserve
+/// it), by inserting a ds64 chunk where there is not.
 ///
 /// A data size shorter than the file is trusted only when what follows it is a sequence of whole
 /// chunks ending at the end of the file (some writers put LIST or id3 chunks after the audio);
