@@ -5,9 +5,10 @@ import AudioFormat
 ///     RIFF <size> WAVE
 ///     JUNK <28>  28 zero bytes        ← becomes "ds64" when the file passes 4 GiB (EBU Tech 3306)
 ///     fmt  <16 or 40> …               ← WAVE_FORMAT_PCM, or WAVE_FORMAT_EXTENSIBLE with a channel mask
-///     fact <4> frames                 ← float only: the RIFF specification asks it of every
-///                                       format but integer PCM (0xFFFFFFFF once RF64, as
-///                                       EBU Tech 3306 says; ds64 holds the count then)
+///     fact <4> frames                 ← with EXTENSIBLE: the RIFF specification asks it of every
+///                                       format but WAVE_FORMAT_PCM, as sox and libsndfile do
+///                                       (0xFFFFFFFF once RF64, as EBU Tech 3306 says: ds64
+///                                       holds the count then)
 ///     LIST <n> INFO …                 ← the tags, when there are any
 ///     data <size>
 ///
@@ -39,7 +40,7 @@ public struct WAVHeader {
     public let channels: Int
     /// Bytes per frame in the file.
     public let blockAlign: Int
-    /// Where the `fact` chunk's sample count is, when the header has one (float samples).
+    /// Where the `fact` chunk's sample count is, when the header has one (WAVE_FORMAT_EXTENSIBLE).
     public let factSampleCountOffset: Int?
 
     /// The size that means "unknown", for a stream written to a pipe (readers read to the end).
@@ -98,8 +99,8 @@ public struct WAVHeader {
             header.appendLittleEndian(UInt32(encoding == .float32 ? 3 : 1))
             header.append(contentsOf: [0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
         }
-        if encoding == .float32 {
-            // Frames per channel ("samples" in the RIFF specification's words), unknown until the
+        if extensible {
+            // Frames ("samples per channel" in the RIFF specification's words), unknown until the
             // first update, like the other sizes.
             header.append(contentsOf: Array("fact".utf8)); header.appendLittleEndian(UInt32(4))
             factSampleCountOffset = header.count

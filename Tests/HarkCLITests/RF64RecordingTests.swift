@@ -72,6 +72,7 @@ import Testing
                     "the header was \(Double(UInt64(present) - layout.dataBytes) / Double(Self.bytesPerSecond)) s behind")
             #expect(layout.riffBytes == UInt64(layout.dataOffset - 8) + layout.dataBytes, "ds64's RIFF size")
             #expect(layout.sampleCount == layout.dataBytes / UInt64(Self.bytesPerFrame), "ds64's sample count")
+            #expect(layout.factSampleCount == 0xFFFF_FFFF, "fact's count is -1 in RF64 (EBU Tech 3306): ds64 holds it")
 
             let frames = Int(layout.dataBytes) / Self.bytesPerFrame
             let probe = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,channels,sample_rate,duration_ts",
@@ -97,7 +98,10 @@ import Testing
             #expect(repairedLayout.dataBytes == UInt64(present - present % Self.bytesPerFrame)
                     && repairedSize == repairedLayout.dataOffset + Int(repairedLayout.dataBytes),
                     "repaired: \(repairedLayout.dataBytes) bytes of data in a file of \(repairedSize)")
+            #expect(repairedLayout.sampleCount == repairedLayout.dataBytes / UInt64(Self.bytesPerFrame)
+                    && repairedLayout.factSampleCount == 0xFFFF_FFFF, "repaired: ds64's and fact's counts")
             #expect(try RepairTools.repair([output], rig: rig).status == 0, "a repaired file needs nothing more")
+            try WAVAndRawOutputTests.expectLibsndfileReadsWithoutComplaint(output, frames: Int(repairedLayout.sampleCount))
         }
     }
 
@@ -155,6 +159,8 @@ import Testing
 /// with the 64-bit RIFF size, data size and sample count, and where the data chunk's body begins.
 struct RF64Layout {
     let riffBytes: UInt64, dataBytes: UInt64, sampleCount: UInt64, dataOffset: Int
+    /// The `fact` chunk's 32-bit count, if there is one.
+    var factSampleCount: UInt64?
 
     init?(_ bytes: [UInt8]) {
         func uint32(_ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) } }
@@ -167,6 +173,7 @@ struct RF64Layout {
         var offset = 12
         while offset + 8 <= bytes.count, id(offset) != "data" {
             let size = Int(uint32(offset + 4))
+            if id(offset) == "fact", size >= 4 { factSampleCount = uint32(offset + 8) }
             offset += 8 + size + size % 2
         }
         guard offset + 8 <= bytes.count, uint32(offset + 4) == 0xFFFF_FFFF else { return nil }

@@ -61,14 +61,27 @@ import Testing
         let formatTag = UInt16(header[56]) | UInt16(header[57]) << 8
         #expect(formatTag == (sampleFormat == .s16LE && channels <= 2 ? 1 : 0xFFFE))
         if channels == 6 { #expect(header[76] == 0x3F, "5.1's mask") }
-        // Float needs a fact chunk (the RIFF specification, for every format but integer PCM):
-        // its count is the frames, set when the recording ended.
+        // EXTENSIBLE needs a fact chunk (the RIFF specification, for every format but
+        // WAVE_FORMAT_PCM): its count is the frames, set when the recording ended.
         let fact = WAVLayout.chunkBody("fact", in: header)
-        if sampleFormat == .floatLE {
+        if formatTag == 0xFFFE {
             #expect(fact.map { WAVLayout.uint32(header, at: $0) } == 72_000, "fact's sample count")
         } else {
-            #expect(fact == nil, "integer PCM has no fact chunk")
+            #expect(fact == nil, "WAVE_FORMAT_PCM has no fact chunk")
         }
+        try Self.expectLibsndfileReadsWithoutComplaint(output, frames: 72_000)
+    }
+
+    /// libsndfile (`sndfile-info`, its own tool) reads the file to `frames` frames and logs no
+    /// complaint: its "****" lines are what it found wrong, such as a missing fact chunk.
+    static func expectLibsndfileReadsWithoutComplaint(_ path: String, frames: Int) throws {
+        guard findOnPath("sndfile-info") != nil else {
+            print("WAVAndRawOutputTests: sndfile-info (sndfile-programs) is not installed; the libsndfile check is skipped")
+            return
+        }
+        let info = String(decoding: try runTool("sndfile-info", [path]).standardOutput, as: UTF8.self)
+        #expect(!info.contains("****"), "libsndfile: \(info)")
+        #expect(info.contains(try Regex("\\nFrames +: \(frames)\\n")), "libsndfile: \(info)")
     }
 
     @Test func pythonsWaveModuleReadsSixteenBitStereo() throws {

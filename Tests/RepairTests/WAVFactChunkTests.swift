@@ -3,9 +3,10 @@ import Encoding
 @testable import Repair
 import Testing
 
-/// The `fact` chunk of a float WAV (the RIFF specification asks it of every format but integer
-/// PCM): hark's header keeps its frame count with the other sizes, and repair sets it with them,
-/// to -1 in RF64 (EBU Tech 3306), and leaves a compressed format's count alone.
+/// The `fact` chunk of a WAVE_FORMAT_EXTENSIBLE file (the RIFF specification asks it of every
+/// format but WAVE_FORMAT_PCM): hark's header keeps its frame count with the other sizes, and
+/// repair sets it with them, to -1 in RF64 (EBU Tech 3306), and leaves a compressed format's
+/// count alone.
 @Suite struct WAVFactChunkTests {
     static let float = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
 
@@ -39,7 +40,7 @@ import Testing
         try bytes.withUnsafeBytes { buffer throws(RepairFailure) in try WAVRepair.analyse(buffer) }
     }
 
-    @Test func floatHeadersCarryAFactChunkThatCountsFrames() throws {
+    @Test func extensibleHeadersCarryAFactChunkThatCountsFrames() throws {
         var header = WAVHeader(format: Self.float)
         let fact = try #require(Self.chunkBody("fact", in: header.bytes))
         #expect(Self.uint32(header.bytes, fact - 4) == 4)
@@ -51,10 +52,16 @@ import Testing
         #expect(Self.uint32(header.bytes, fact) == 0xFFFF_FFFF, "RF64: the ds64 holds the count")
         header.update(dataBytes: 8 * 7)
         #expect(Self.uint32(header.bytes, fact) == 7)
-        // Integer PCM needs none.
-        for sampleFormat in [SampleFormat.s16LE, .s24LE, .s32LE] {
-            let integer = WAVHeader(format: PCMFormat(sampleFormat: sampleFormat, channels: 6, sampleRate: 48_000))
-            #expect(Self.chunkBody("fact", in: integer.bytes) == nil, "\(sampleFormat)")
+        // Every EXTENSIBLE header has one; WAVE_FORMAT_PCM (16-bit mono and stereo) none.
+        for (sampleFormat, channels) in [(SampleFormat.s16LE, 6), (.s24LE, 2), (.s32LE, 1)] {
+            var integer = WAVHeader(format: PCMFormat(sampleFormat: sampleFormat, channels: channels, sampleRate: 48_000))
+            integer.update(dataBytes: integer.blockAlign * 500)
+            let count = try #require(Self.chunkBody("fact", in: integer.bytes), "\(sampleFormat), \(channels) ch")
+            #expect(Self.uint32(integer.bytes, count) == 500)
+        }
+        for channels in [1, 2] {
+            let plain = WAVHeader(format: PCMFormat(sampleFormat: .s16LE, channels: channels, sampleRate: 48_000))
+            #expect(Self.chunkBody("fact", in: plain.bytes) == nil, "WAVE_FORMAT_PCM, \(channels) ch")
         }
     }
 
