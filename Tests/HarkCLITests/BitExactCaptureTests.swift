@@ -46,7 +46,7 @@ import Testing
         }
         #expect(try FLACTools.test(flacPath).status == 0)
         let decoded = try FLACTools.decode(flacPath, bitsPerSample: format.sampleFormat.encodedBitsPerSample)
-        #expect(decoded == signal.samples, "\(firstDifference(decoded, signal.samples))")
+        expectSameElements(decoded, signal.samples)
     }
 
     /// The default level is 5 (the same bytes as `--compression-level 5`), a level changes the
@@ -59,7 +59,7 @@ import Testing
         func record(_ name: String, _ extra: [String]) throws -> Data {
             let result = try runHark(["record", "-D", "filecap", "-d", "3", "--no-auto-tags", "-o", rig.path(name)] + extra, rig: rig)
             #expect(result.status == 0, "\(result.standardError)")
-            #expect(try FLACTools.decode(rig.path(name), bitsPerSample: 16) == signal.samples, "\(name)")
+            try expectSameElements(FLACTools.decode(rig.path(name), bitsPerSample: 16), signal.samples, "\(name)")
             return try Data(contentsOf: URL(fileURLWithPath: rig.path(name)))
         }
         let standard = try record("default.flac", [])
@@ -82,7 +82,7 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         // The test signal's float values are exact multiples of 2^-23, so the conversion is lossless.
         let decoded = try FLACTools.decode(output, bitsPerSample: 24)
-        #expect(decoded == signal.samples, "\(firstDifference(decoded, signal.samples))")
+        expectSameElements(decoded, signal.samples)
     }
 
     @Test func verboseReportsNegotiatedParametersAndScheduling() throws {
@@ -115,7 +115,7 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("capture thread: normal (real-time scheduling not permitted);"), "\(result.standardError)")
         #expect(!result.standardError.lowercased().contains("warning"), "\(result.standardError)")
-        #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.samples)
+        try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples)
     }
 
     @Test func fractionalDurationStopsAtTheExactFrame() throws {
@@ -126,6 +126,6 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try FLACTools.totalSamples(rig.path("short.flac")) == 12_000)
         let decoded = try FLACTools.decode(rig.path("short.flac"), bitsPerSample: 16)
-        #expect(decoded[...] == signal.prefix(frames: 12_000))
+        expectSameElements(decoded[...], signal.prefix(frames: 12_000))
     }
 }

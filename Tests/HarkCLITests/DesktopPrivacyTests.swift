@@ -72,7 +72,8 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
         let frames = try #require(try FLACTools.totalSamples(output))
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
-        #expect(frames >= 48_000 && decoded == Array(signal.prefix(frames: frames)))
+        #expect(frames >= 48_000)
+        expectSameElements(decoded[...], signal.prefix(frames: frames))
         let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
         #expect(log.contains("\"ended\":\"revoked\""), "\(log)")
     }

@@ -36,10 +36,10 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("recorded 2.000 s to 4 outputs"), "\(result.standardError)")
         // FLAC and WAV bit-exact, stdout the raw samples themselves.
-        #expect(try FLACTools.decode(flac, bitsPerSample: 16)[...] == signal.prefix(frames: 96_000))
-        #expect(result.standardOutput == Self.rawBytes(signal, frames: 96_000))
+        try expectSameElements(FLACTools.decode(flac, bitsPerSample: 16)[...], signal.prefix(frames: 96_000))
+        expectSameElements(result.standardOutput, Self.rawBytes(signal, frames: 96_000))
         let soxWAV = try WAVAndRawOutputTests.soxSamples(wav, scratch: wav)
-        #expect(soxWAV == Self.rawBytes(signal, frames: 96_000))
+        expectSameElements(soxWAV, Self.rawBytes(signal, frames: 96_000))
         // Opus: 2 s decoded by opusdec (a lossy codec: its length, not its samples), at 64 kb/s.
         let decoded = try OpusTools.decode(opus)
         #expect(decoded.channels == 2 && decoded.samples.count == 2 * 96_000)
@@ -102,7 +102,7 @@ import Testing
         let info = try WAVAndRawOutputTests.soxInfo(copy)
         let frames = try #require(info["Duration"]?.firstMatch(of: /= ([0-9]+) samples/).flatMap { Int($0.1) }, "\(info)")
         #expect(frames > 100_000 && frames < 480_000, "\(info)")
-        #expect(try WAVAndRawOutputTests.soxSamples(copy, scratch: copy) == Self.rawBytes(signal, frames: frames))
+        try expectSameElements(WAVAndRawOutputTests.soxSamples(copy, scratch: copy), Self.rawBytes(signal, frames: frames))
         // The other disk's FLAC holds all 10 s.
         #expect(try expectFinishedPrefix(flac, of: signal) == 480_000)
     }
@@ -127,8 +127,8 @@ import Testing
         for name in ["part.wav", "part-2.wav", "part-3.wav"] {
             parts += try WAVAndRawOutputTests.soxSamples(rig.path(name), scratch: rig.path(name))
         }
-        #expect(parts == Self.rawBytes(signal, frames: 144_000))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: whole)) == Self.rawBytes(signal, frames: 144_000))
+        expectSameElements(parts, Self.rawBytes(signal, frames: 144_000))
+        try expectSameElements(Data(contentsOf: URL(fileURLWithPath: whole)), Self.rawBytes(signal, frames: 144_000))
     }
 
     /// The promise of a ring per output: a reader that stops reading (its pipe full, hark's writes

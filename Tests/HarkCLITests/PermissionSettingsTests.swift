@@ -211,7 +211,7 @@ extension ToolResult {
         #expect(session.screen.contains("“Voice Memo records the short spoken note you ask for"))
         session.type("a\n")
         #expect(session.finish().status == 0)
-        #expect(try FLACTools.decode(output, bitsPerSample: 16) == signal.samples)
+        try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples)
 
         let status = String(decoding: try runHark(["permissions", "--app", "org.example.voicememo"], rig: rig).standardOutput,
                             as: UTF8.self)

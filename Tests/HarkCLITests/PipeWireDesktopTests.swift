@@ -61,8 +61,7 @@ struct PipeWireDesktopTests {
         try #require(decoded.count == 2 * 3 * 48_000)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
-        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded,
-                "\(firstDifference(input[offset..<(offset + decoded.count)], decoded))")
+        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded)
     }
 
     /// Where ALSA's `default` is PipeWire's own plugin (pipewire-alsa without alsa-plugins' pulse
@@ -85,7 +84,7 @@ struct PipeWireDesktopTests {
         try #require(decoded.count == 2 * 2 * 48_000)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
-        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded)
+        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded)
     }
 
     /// 7.1 in the source's own channel map: hark takes the layout from the server, FLAC holds each
@@ -189,6 +188,6 @@ struct DconfPrivacySwitchTests {
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
-        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded)
+        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded)
     }
 }

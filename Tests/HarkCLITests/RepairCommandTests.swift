@@ -57,7 +57,7 @@ import Testing
             let result = try RepairTools.repair(["--write", path], rig: rig)
             #expect(result.status == 0, "\(path): \(result.standardError)")
             #expect(result.standardError.contains("nothing to do"), "\(path): \(result.standardError)")
-            #expect(try RepairTools.bytes(path) == original, "\(codec) file \(path) was changed")
+            try expectSameElements(RepairTools.bytes(path), original, "\(codec) file \(path) was changed")
             #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == modified)
         }
     }
@@ -74,14 +74,14 @@ import Testing
         #expect(dryRun.status == 2, "\(dryRun.standardError)")
         #expect(dryRun.errorLines.count == 1)
         #expect(dryRun.standardError.contains("would repair (FLAC)") && dryRun.standardError.contains("--write"), "\(dryRun.standardError)")
-        #expect(try RepairTools.bytes(damaged) == damagedBytes, "a dry run changed the file")
+        try expectSameElements(RepairTools.bytes(damaged), damagedBytes, "a dry run changed the file")
         #expect(RepairTools.hiddenFiles(in: rig.directory.path).filter { $0.contains("repair") }.isEmpty)
 
         #expect(try RepairTools.repair(["--keep", damaged], rig: rig).status == 64, "--keep without --write is a usage error")
         let written = try RepairTools.repair(["--write", "--keep", damaged], rig: rig)
         #expect(written.status == 1, "\(written.standardError)")
         #expect(written.standardError.contains("the original is \(damaged).orig"), "\(written.standardError)")
-        #expect(try RepairTools.bytes(damaged + ".orig") == damagedBytes, "--keep kept the original as it was")
+        try expectSameElements(RepairTools.bytes(damaged + ".orig"), damagedBytes, "--keep kept the original as it was")
         #expect(try FLACTools.test(damaged).status == 0)
         #expect(try RepairTools.repair([damaged], rig: rig).status == 0, "a repaired file needs nothing more")
 

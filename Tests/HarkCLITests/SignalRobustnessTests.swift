@@ -78,7 +78,7 @@ import Testing
             #expect(try FLACTools.test(output).status == 0, "\(run)")
             #expect(try FLACTools.totalSamples(output) == frames, "\(run)")
             let decoded = try FLACTools.decode(output, bitsPerSample: 16)
-            #expect(decoded[...] == signal.prefix(frames: frames), "\(run): \(firstDifference(decoded, signal.prefix(frames: frames)))")
+            expectSameElements(decoded[...], signal.prefix(frames: frames), "\(run)")
         } else {
             let info = try OpusTools.info(output)
             #expect(info.isClean, "\(run): \(info.text)")

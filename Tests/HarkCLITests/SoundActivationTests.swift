@@ -76,13 +76,13 @@ import Testing
             let frames = decoded.count / 2
             expectSegment(start: start, frames: frames, burst: burst, preRoll: 19_200, window: 48_000)
             let expected = Self.inputSamples[(start * 2)..<((start + frames) * 2)]
-            #expect(decoded[...] == expected, "\(name): \(firstDifference(decoded, expected))")
+            expectSameElements(decoded[...], expected, "\(name)")
             segments.append((start, frames))
             joined += decoded
         }
         // Standard output cannot be split: it carries the same segments back to back.
         let streamed = decodeRawSamples(result.standardOutput, bitsPerSample: 16)
-        #expect(streamed == joined, "\(firstDifference(streamed, joined))")
+        expectSameElements(streamed, joined)
 
         // The access log: an entry per segment (numbered, with its file and frames) and the
         // recording's own entry, covering the whole time the microphone was open.
@@ -146,7 +146,7 @@ import Testing
         expectSegment(start: start, frames: frames, burst: (Self.bursts[0].0, Self.bursts[0].0 + Self.bursts[0].1),
                       preRoll: 24_000, window: 72_000)
         let expected = Self.inputSamples[(start * 2)..<((start + frames) * 2)]
-        #expect(samples[...] == expected, "\(firstDifference(samples, expected))")
+        expectSameElements(samples[...], expected)
         #expect(try OpusTools.info(rig.path("talk.opus")).isClean)
         let opus = try OpusTools.decode(rig.path("talk.opus"))
         #expect(opus.samples.count / opus.channels == frames, "both outputs hold the same segment")

@@ -99,7 +99,7 @@ import Testing
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
         #expect(offset % 2 == 0)
-        #expect(Array(input[offset..<(offset + decoded.count)]) == decoded, "decoded differs from the input at \(offset / 2) frames in")
+        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded, "decoded differs from the input at \(offset / 2) frames in")
     }
 
     @Test func aNameThatFitsSeveralSourcesOrNoneIsOneLineAndOpensNothing() throws {

@@ -44,7 +44,7 @@ struct StarvationTests {
         #expect(try FLACTools.totalSamples(output) == frames)
         if dropped == 0 {
             let decoded = try FLACTools.decode(output, bitsPerSample: 16)
-            #expect(decoded[...] == signal.prefix(frames: frames), "\(firstDifference(decoded, signal.prefix(frames: frames)))")
+            expectSameElements(decoded[...], signal.prefix(frames: frames))
         }
     }
 }

@@ -123,7 +123,7 @@ import Testing
         try Data("precious".utf8).write(to: URL(fileURLWithPath: output))
         let result = try runHark(["record", "-D", "no_such_pcm", "-o", output], rig: rig)
         #expect(result.status == 69)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("precious".utf8))
+        try expectSameElements(Data(contentsOf: URL(fileURLWithPath: output)), Data("precious".utf8))
     }
 
     @Test func outputInAMissingDirectoryExits73BeforeTheDeviceIsOpened() throws {

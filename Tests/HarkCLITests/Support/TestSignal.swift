@@ -40,11 +40,3 @@ func decodeRawSamples(_ data: Data, bitsPerSample: Int) -> [Int32] {
     }
     return samples
 }
-
-/// Where two sample sequences first differ, for failure messages.
-func firstDifference(_ a: some Collection<Int32>, _ b: some Collection<Int32>) -> String {
-    for (index, pair) in zip(a, b).enumerated() where pair.0 != pair.1 {
-        return "first difference at sample \(index): \(pair.0) vs \(pair.1) (counts \(a.count), \(b.count))"
-    }
-    return a.count == b.count ? "identical" : "counts differ: \(a.count) vs \(b.count)"
-}
