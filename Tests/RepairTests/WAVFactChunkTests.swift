@@ -1,5 +1,6 @@
 import AudioFormat
 import Encoding
+import Foundation
 @testable import Repair
 import Testing
 
@@ -122,6 +123,31 @@ import Testing
         #expect(Self.uint32(repaired, fact) == 0xFFFF_FFFF)
         #expect(repaired[0..<4].elementsEqual(Array("RF64".utf8)))
         #expect(try Self.analyse(repaired).problems.isEmpty, "stays sound: RF64's count is the ds64's")
+    }
+
+    /// A float WAV as sox writes it (no JUNK, `fact` after `fmt `), past 4 GiB as plain RIFF: the
+    /// ds64 inserted before `fmt ` moves the count's field, which is found and set to -1 there.
+    @Test func aCountMovedByAnInsertedDs64IsSetWhereItLands() throws {
+        var header = Array("RIFF".utf8) + le32(0xFFFF_FFFF) + Array("WAVEfmt ".utf8) + le32(18)
+        header += le16(3) + le16(2) + le32(48_000) + le32(384_000) + le16(8) + le16(32) + le16(0)
+        header += Array("fact".utf8) + le32(4) + le32(1_000)
+        header += Array("data".utf8) + le32(8_000)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hark-fact-\(UUID().uuidString.prefix(8)).wav").path
+        defer { unlink(path) }
+        try Data(header).write(to: URL(fileURLWithPath: path))
+        let audioBytes = (5 << 29) / 8 * 8  // 2.5 GiB + 2.5 GiB: past 4 GiB, sparse
+        #expect(truncate(path, off_t(header.count + 2 * audioBytes)) == 0)
+        let file = try MappedFile(path: path)
+        let analysis = try file.withBytes { bytes throws(RepairFailure) in try WAVRepair.analyse(bytes) }
+        guard case .repairable(let plan) = analysis.verdict, case .bytes(let newHeader)? = plan.segments.first else {
+            Issue.record("not repairable: \(analysis.problems)"); return
+        }
+        #expect(newHeader.count == header.count + 36, "a ds64 chunk inserted")
+        #expect(newHeader[12..<16].elementsEqual(Array("ds64".utf8)))
+        let fact = try #require(Self.chunkBody("fact", in: newHeader))
+        #expect(fact == 12 + 36 + 8 + 18 + 8)
+        #expect(Self.uint32(newHeader, fact) == 0xFFFF_FFFF)
+        #expect(Self.uint32(newHeader, newHeader.count - 4) == 0xFFFF_FFFF, "the data size is in the ds64")
     }
 }
 
