@@ -40,11 +40,19 @@ private final class SessionState: @unchecked Sendable {
 
     /// A session with no end, started and left running: the steady-state benchmark's subject.
     /// Each output is (codec, file name).
+    ///
+    /// Its rings hold 20 s, not the default 2.5 s. The capture loop takes a source whose rings are
+    /// full and that is no further ahead of the wall clock than a device buffer for a live one,
+    /// and drops a period rather than let it overrun. This source is unpaced: once the encoder has
+    /// run a moment it is minutes ahead, but at the start it is ahead by what the rings hold, so
+    /// an encoder thread held up at its start for about 2 s (a loaded machine: `scripts/test` runs
+    /// this beside the AddressSanitizer suite) would drop a period and fail the teardown's check.
+    /// 20 s of lead asks for a stall no machine gives.
     func startEndless(_ outputs: [(CodecSettings, String)], soundActivation: SoundActivation? = nil) throws -> RecordingSession {
         let configuration = RecordingConfiguration(
             capture: CaptureRequest(device: "filecap", format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)),
             outputs: outputs.map { OutputConfiguration(destination: .file(path: directory + "/" + $0.1), codec: $0.0) },
-            durationSeconds: nil, soundActivation: soundActivation)
+            durationSeconds: nil, ringSeconds: 20, soundActivation: soundActivation)
         let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio, prompt: NoPrompt()) }
         _ = try session.start()
         return session
@@ -84,6 +92,12 @@ func makeBenchmarkDirectory(_ prefix: String) throws -> String {
     return String(cString: made)
 }
 
+/// Stops the benchmark run with `message` when `condition` does not hold. Unlike `precondition`,
+/// whose message an optimized build leaves out, this says what went wrong.
+func expectInBenchmark(_ condition: Bool, _ message: @autoclosure () -> String) {
+    guard condition else { fatalError(message()) }
+}
+
 /// Removes `path` and everything in it.
 func removeBenchmarkDirectory(_ path: String) {
     try? FileManager.default.removeItem(atPath: path)
@@ -110,7 +124,7 @@ func registerSessionBenchmark() {
                                        warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 10)) { benchmark in
             for _ in benchmark.scaledIterations {
                 let summary = try! state.value!.record(codec, to: "session.\(name.hasPrefix("FLAC") ? "flac" : "opus")")
-                precondition(summary.frames == 60 * 48_000 && summary.end == .durationReached, "session failed: \(summary)")
+                expectInBenchmark(summary.frames == 60 * 48_000 && summary.end == .durationReached, "session failed: \(summary)")
             }
         } setup: {
             if state.value == nil { state.value = try SessionState() }
@@ -138,12 +152,13 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
         } setup: {
             if state.value == nil { state.value = try SessionState() }
             let session = try state.value!.startEndless(outputs)
-            // Past the first writes (libopusenc makes its buffers then) before anything is measured.
-            while session.framesCaptured < 5 * 48_000 { usleep(1_000) }
+            // Past the first writes (libopusenc makes its buffers then) before anything is measured:
+            // 5 s captured beyond what the rings hold have been encoded.
+            while session.framesCaptured < session.ringCapacityFrames + 5 * 48_000 { usleep(1_000) }
             running.value = session
         } teardown: {
             let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
-            precondition(summary.framesDropped == 0 && summary.end == .signal("teardown"), "steady session failed: \(summary)")
+            expectInBenchmark(summary.framesDropped == 0 && summary.end == .signal("teardown"), "steady session failed: \(summary)")
             running.value = nil
         }
     }
@@ -157,11 +172,11 @@ private func registerSteadyStateSessionBenchmarks(_ state: SetupState<SessionSta
         if state.value == nil { state.value = try SessionState() }
         let session = try state.value!.startEndless([(flac, "armed.flac")],
                                                     soundActivation: SoundActivation(startAboveDBFS: -40, splitOnSilenceSeconds: 1))
-        while session.framesCaptured < 64 * 48_000 { usleep(1_000) }
+        while session.framesCaptured < session.ringCapacityFrames + 64 * 48_000 { usleep(1_000) }
         running.value = session
     } teardown: {
         let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
-        precondition(summary.framesDropped == 0 && summary.outputs[0].segments == 1, "armed session failed: \(summary)")
+        expectInBenchmark(summary.framesDropped == 0 && summary.outputs[0].segments == 1, "armed session failed: \(summary)")
         running.value = nil
     }
 }
