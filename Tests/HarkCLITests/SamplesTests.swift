@@ -51,7 +51,7 @@ import Testing
         #expect(first.status == 0 && first.standardOutput.count == 2 * 48_000 * 4)
         expectSameElements(first.standardOutput, second.standardOutput, "the same bytes on every run")
         expectSameElements(first.standardOutput.prefix(48_000 * 4), TestSignal(format: Self.format, frames: 48_000).alsaBytes,
-                "its first second is the tests' signal, sample for sample")
+                           "its first second is the tests' signal, sample for sample")
     }
 
     @Test func theVirtualMicrophoneFeedsTheDefaultDevice() throws {

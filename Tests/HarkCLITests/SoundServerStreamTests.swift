@@ -76,8 +76,7 @@ import Testing
         try #require(decoded.count == 2 * 48_000)
         let wanted = stride(from: inputChannel, to: signal.samples.count, by: 2).map { signal.samples[$0] }
         let offset = try PipeMicrophone.offset(of: decoded, in: wanted, channels: 1)
-        expectSameElements(Array(wanted[offset..<(offset + decoded.count)]), decoded,
-                "the input's \(speaker) channel")
+        expectSameElements(Array(wanted[offset..<(offset + decoded.count)]), decoded, "the input's \(speaker) channel")
     }
 
     /// Eight channels come in the server's own layout (7.1 in WAVE's order, what hark asks for):
@@ -107,8 +106,7 @@ import Testing
         try #require(decoded.count == 8 * 2 * sampleRate)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
-        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded,
-                "\(result.standardError)")
+        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded, "\(result.standardError)")
         let info = try OpusTools.info(opus)
         #expect(info.isClean && info.text.contains("Channel Mapping Family: 1"), "\(info.text)")
         #expect(try OpusTools.decode(opus).channels == 8)

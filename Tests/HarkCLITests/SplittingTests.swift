@@ -98,8 +98,7 @@ import Testing
             #expect(part.count >= 24_000 * 2, "\(name) holds at least half a second: \(part.count / 2) frames")
             joined += part
         }
-        expectSameElements(joined[...], signal.prefix(frames: 6 * 48_000),
-                "hark said: \(result.errorLines.last ?? "")")
+        expectSameElements(joined[...], signal.prefix(frames: 6 * 48_000), "hark said: \(result.errorLines.last ?? "")")
     }
 
     @Test(arguments: ["flac", "opus"])
