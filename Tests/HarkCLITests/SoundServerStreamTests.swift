@@ -106,7 +106,12 @@ import Testing
         try #require(decoded.count == 8 * 2 * sampleRate)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 8)
-        expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded, "\(result.standardError)")
+        if onPipeWire {
+            PipeMicrophone.expectInputWithInsertedSilence(decoded, input: input, from: offset, channels: 8)
+        } else {
+            // PulseAudio's pipe source takes the writer's pace: nothing may differ.
+            expectSameElements(Array(input[offset..<(offset + decoded.count)]), decoded, "\(result.standardError)")
+        }
         let info = try OpusTools.info(opus)
         #expect(info.isClean && info.text.contains("Channel Mapping Family: 1"), "\(info.text)")
         #expect(try OpusTools.decode(opus).channels == 8)

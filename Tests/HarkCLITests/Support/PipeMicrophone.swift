@@ -25,6 +25,32 @@ enum PipeMicrophone {
         return (rig, feeder)
     }
 
+    /// Expects `decoded` (interleaved, `channels` wide) to be `input` from `offset` on, frame for
+    /// frame, save for whole frames of silence: on PipeWire, whose pipe source keeps its graph's
+    /// pace and plays silence where the FIFO ran dry (the test's feeder held up on a loaded
+    /// machine; seen under the AddressSanitizer suite beside another), after which the input goes
+    /// on where it left off. Anything else — a frame lost, doubled, changed or out of order — is a
+    /// failure, and so is a recording that is mostly such silence.
+    static func expectInputWithInsertedSilence(_ decoded: [Int32], input: [Int32], from offset: Int, channels: Int,
+                                               sourceLocation: SourceLocation = #_sourceLocation) {
+        var next = offset, silentFrames = 0
+        for frame in stride(from: 0, to: decoded.count, by: channels) {
+            let heard = decoded[frame..<(frame + channels)]
+            if next + channels <= input.count && heard.elementsEqual(input[next..<(next + channels)]) {
+                next += channels
+            } else if heard.allSatisfy({ $0 == 0 }) {
+                silentFrames += 1
+            } else {
+                let problem = "frame \(frame / channels) is not the input's frame \((next - offset) / channels) after the start, nor silence"
+                Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
+                return
+            }
+        }
+        let frames = decoded.count / channels
+        if silentFrames > 0 { print("PipeMicrophone: \(silentFrames) of \(frames) frames were silence the pipe source played") }
+        #expect(silentFrames <= frames / 4, "\(silentFrames) of \(frames) frames were silence", sourceLocation: sourceLocation)
+    }
+
     /// Where `decoded` (interleaved, `channels` wide) begins in `input`, found by its first frames
     /// at frame-aligned positions. The source reads its FIFO only while a stream records from it,
     /// so a recording starts at the first written frame or, should the server read a little before
