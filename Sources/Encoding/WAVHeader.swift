@@ -41,7 +41,7 @@ public struct WAVHeader {
     /// Bytes per frame in the file.
     public let blockAlign: Int
     /// Where the `fact` chunk's sample count is, when the header has one (WAVE_FORMAT_EXTENSIBLE).
-    public let factSampleCountOffset: Int?
+    private let factSampleCountOffset: Int?
 
     /// The size that means "unknown", for a stream written to a pipe (readers read to the end).
     public static let unknownSize: UInt32 = 0xFFFF_FFFF
