@@ -13,8 +13,10 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     case permissionRefused(AccessRefusal)
     /// The capture device is missing, unavailable, or refuses the parameters.
     case captureDevice(CaptureOpenError)
-    /// The encoder could not be set up.
-    case encoderSetup(EncoderError)
+    /// The encoder could not be set up: the codec refused a setting (70), or writing its header
+    /// failed (74, as a write that fails while recording: a full disk, a reader already gone).
+    /// `output` names the output when there are several.
+    case encoderSetup(EncoderError, output: String?)
     /// Surround Opus without a layout it can use: the device has no channel map (or one naming a
     /// position hark cannot place) and no `--channel-map` named one, or the layout is not one of
     /// mapping family 1's (`unusableOpusLayout`).
@@ -27,21 +29,22 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .cannotCreateOutput(let path, let reason): "cannot create '\(path)': \(reason)"
         case .permissionRefused(let refusal): refusal.message
         case .captureDevice(let error): error.description
-        case .encoderSetup(let error): error.description
+        case .encoderSetup(let error, let output): output.map { "output \($0): \(error)" } ?? error.description
         case .unusableChannelLayout(let reason): reason
         case .system(let reason): reason
         }
     }
 
     /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
-    /// 73 EX_CANTCREAT, 77 EX_NOPERM. Failures after the start are `RecordingEnd`s (74, or 77 when
-    /// permission is revoked).
+    /// 73 EX_CANTCREAT, 74 EX_IOERR (a header that could not be written), 77 EX_NOPERM. Failures
+    /// after the start are `RecordingEnd`s (74, or 77 when permission is revoked).
     public var exitCode: Int32 {
         switch self {
         case .cannotCreateOutput: 73
         case .permissionRefused: 77
         case .captureDevice(.notCoveredByGrant): 77
         case .captureDevice: 69
+        case .encoderSetup(.writeFailed, _): 74
         case .encoderSetup: 70
         case .unusableChannelLayout: 64
         case .system: 71

@@ -28,6 +28,9 @@ import Glibc
 public final class RecordingSession {
     public let configuration: RecordingConfiguration
     private let outputs: [SessionOutput]
+    /// Outputs that failed while their headers were written (several outputs only), with their
+    /// places among the outputs given: the summary lists them there.
+    private let failedAtStart: [(position: Int, summary: OutputSummary)]
     private let device: any CaptureSource
     private let monitor = CaptureMonitor()
     private let meter: LevelMeter?
@@ -93,18 +96,32 @@ public final class RecordingSession {
         }
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
         var outputs: [SessionOutput] = []
-        for (index, output) in created.enumerated() {
+        var failedAtStart: [(position: Int, summary: OutputSummary)] = []
+        for (position, output) in created.enumerated() {
             do throws(EncoderError) {
                 outputs.append(try SessionOutput(
                     output, recording: configuration, negotiated: negotiated, layout: layout, startTime: startTime,
                     ringFrames: ringFrames, monitor: monitor,
-                    meter: index == 0 ? meter : nil))  // the status line shows the first output's levels
+                    meter: outputs.isEmpty ? meter : nil))  // the status line shows the first output's levels
             } catch {
-                discardAll()
-                throw .encoderSetup(error)
+                // Writing the header failed (a full disk, a reader already gone): with several
+                // outputs that output ends alone, as it would a moment later, and its file (which
+                // holds no audio) is removed. A codec that refused its settings stops them all.
+                guard case .writeFailed = error, created.count > 1 else {
+                    discardAll()
+                    throw .encoderSetup(error, output: created.count > 1 ? output.destination.description : nil)
+                }
+                output.target.discard()
+                failedAtStart.append((position, OutputSummary(failedAtStart: output.destination.description,
+                                                              codec: output.configuration.codec.name, failure: error)))
             }
         }
+        if outputs.isEmpty, let first = failedAtStart.first, let failure = first.summary.failure {
+            discardAll()
+            throw .encoderSetup(failure, output: first.summary.output)
+        }
         self.outputs = outputs
+        self.failedAtStart = failedAtStart
     }
 
     /// What the device negotiated.
@@ -287,8 +304,10 @@ public final class RecordingSession {
         } else {
             end = monitor.endReason == .frameLimitReached ? .durationReached : .signal("request")
         }
+        var everyOutputSummary = outputSummaries
+        for (position, summary) in failedAtStart { everyOutputSummary.insert(summary, at: position) }  // in ascending order
         var summary = RecordingSummary(
-            format: device.negotiated.format, outputs: outputSummaries,
+            format: device.negotiated.format, outputs: everyOutputSummary,
             overruns: monitor.overruns.load(ordering: .relaxed),
             framesLostToOverruns: monitor.framesLostToOverruns.load(ordering: .relaxed),
             padsLostTime: configuration.padsLostTime, framesPadded: monitor.framesPadded.load(ordering: .relaxed),

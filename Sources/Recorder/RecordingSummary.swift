@@ -83,6 +83,9 @@ public struct OutputSummary: Sendable, Equatable {
     public let framesDropped: Int
     /// Why the output ended early, if writing it failed; its file was finished as far as possible.
     public let failure: EncoderError?
+    /// Whether it failed while its header was written, before any audio (several outputs only):
+    /// nothing of it was kept, and its path was left as it was.
+    public let failedAtStart: Bool
     /// Whether it ended at `--max-size`.
     public let reachedSizeLimit: Bool
     /// Segments recorded when recording was sound-activated (`--start-above`); nil otherwise.
@@ -101,6 +104,22 @@ public struct OutputSummary: Sendable, Equatable {
         self.framesDropped = framesDropped
         self.failure = failure
         self.reachedSizeLimit = reachedSizeLimit
+        failedAtStart = false
+    }
+
+    /// An output whose header could not be written (`failure`), at `path` ("stdout" for
+    /// standard output).
+    public init(failedAtStart path: String, codec: String, failure: EncoderError) {
+        paths = [path]
+        self.codec = codec
+        segments = nil
+        loudness = nil
+        frames = 0
+        bytes = 0
+        framesDropped = 0
+        self.failure = failure
+        reachedSizeLimit = false
+        failedAtStart = true
     }
 
     /// The paths as one text: "talk.flac", or "talk.flac, talk-2.flac".
@@ -150,9 +169,13 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var frames: Int { outputs.map(\.frames).max() ?? 0 }
     /// Bytes written to all outputs.
     public var bytes: Int { outputs.reduce(0) { $0 + $1.bytes } }
-    /// The recording's loudness: the first output's (every output gets the same audio, but for
-    /// frames one of them dropped).
-    public var loudness: LoudnessMeasurement? { outputs[0].loudness }
+    /// The first output that got audio: all but those that failed at the start did.
+    public var firstRecordedOutput: OutputSummary { outputs.first { !$0.failedAtStart } ?? outputs[0] }
+    /// Every output that got audio: the files and streams the recording made.
+    public var recordedOutputs: [OutputSummary] { outputs.filter { !$0.failedAtStart } }
+    /// The recording's loudness: the first recorded output's (every output gets the same audio,
+    /// but for frames one of them dropped).
+    public var loudness: LoudnessMeasurement? { firstRecordedOutput.loudness }
     /// The most frames any one output dropped.
     public var framesDropped: Int { outputs.map(\.framesDropped).max() ?? 0 }
 
@@ -172,7 +195,7 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         }
         let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
-        let segments = outputs[0].segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
+        let segments = firstRecordedOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
         if outputs.count == 1 {
             return ["recorded \(duration)\(segments), \(frames) frames, \(bytes) bytes to \(output); "
@@ -180,7 +203,8 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         }
         return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses)\(loudness); \(end)\(drift)"]
             + outputs.map { output in
-                let ending = output.failure.map { "; failed: \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
+                let failed = output.failedAtStart ? "failed at the start" : "failed"
+                let ending = output.failure.map { "; \(failed): \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "
                     + "\(output.framesDropped) frames dropped\(ending)"
             }
@@ -198,8 +222,11 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     /// output failed) and each output that failed while the others went on.
     public var failureMessages: [String] {
         var messages = failedOutputs.map { output in
-            "output \(output.output) failed: \(output.failure!); it was finalized"
-                + (end.isOutputFailure ? "" : " and the other outputs went on")
+            let othersWentOn = !end.isOutputFailure
+            // One that failed at the start has nothing to finalize (its file, if any, was removed).
+            return output.failedAtStart
+                ? "output \(output.output) failed at the start: \(output.failure!)" + (othersWentOn ? "; the other outputs went on" : "")
+                : "output \(output.output) failed: \(output.failure!); it was finalized" + (othersWentOn ? " and the other outputs went on" : "")
         }
         if let message = end.failureMessage, !(end.isOutputFailure && outputs.count > 1) { messages.append(message) }
         return messages

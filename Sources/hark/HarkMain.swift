@@ -68,8 +68,8 @@ struct Hark: ParsableCommand {
             Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d, --max-size reached); 64 invalid \
             usage; 69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up \
             failed; 71 system error; 73 output (or the recordings library folder) cannot be created; 74 I/O \
-            error while recording (disk full, reader gone, device lost; with several -o, one output failed while \
-            the others went on), with the file finalized as far as possible; 77 microphone or recordings-library access denied, restricted, not yet decided with \
+            error while recording or writing the header (disk full, reader gone, device lost; with several -o, one \
+            output failed while the others went on), with the file finalized as far as possible; 77 microphone or recordings-library access denied, restricted, not yet decided with \
             no terminal to ask on, or microphone access revoked while recording.
             """,
         version: HarkVersion.string,

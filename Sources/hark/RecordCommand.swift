@@ -28,9 +28,9 @@ struct RecordCommand: ParsableCommand {
 
             Exit codes: 0 normal stop (also --max-size reached, or --stop-after's silence); 64 invalid usage; 69 capture device \
             missing, unavailable or refusing the parameters; 70 encoder set-up failed; 71 system error; 73 \
-            output or recordings library folder cannot be created; 74 I/O error while recording (disk full, \
-            reader gone, device lost; with several -o, one output failed while the others went on), file \
-            finalized as far as possible; 77 microphone, system-audio or recordings-library access denied, \
+            output or recordings library folder cannot be created; 74 I/O error while recording or writing \
+            the header (disk full, reader gone, device lost; with several -o, one output failed while the \
+            others went on), file finalized as far as possible; 77 microphone, system-audio or recordings-library access denied, \
             restricted (by the administrator or the desktop's microphone switch) or undecided with no \
             terminal, or access revoked while recording.
             """
@@ -239,7 +239,7 @@ struct RecordCommand: ParsableCommand {
             }
         }
         if !quiet {
-            if let activation = configuration.soundActivation, summary.outputs[0].segments == 0 {
+            if let activation = configuration.soundActivation, summary.firstRecordedOutput.segments == 0 {
                 Console.notice("nothing rose above \(activation.levelText) in "
                     + "\(SecondsText.format(pcm.seconds(forFrames: summary.framesCaptured), alwaysMilliseconds: true)) s armed; "
                     + "no audio was written; \(summary.end)")
@@ -272,8 +272,8 @@ struct RecordCommand: ParsableCommand {
     private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String, recordingID: String) {
         var entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
-            format: "\(summary.format), \(summary.outputs.map(\.codec).joined(separator: ", "))",
-            output: summary.outputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
+            format: "\(summary.format), \(summary.recordedOutputs.map(\.codec).joined(separator: ", "))",
+            output: summary.recordedOutputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)

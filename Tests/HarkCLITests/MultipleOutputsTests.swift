@@ -107,6 +107,46 @@ import Testing
         #expect(try expectFinishedPrefix(flac, of: signal) == 480_000)
     }
 
+    /// An output whose header cannot be written ends alone, as it would a moment later: the
+    /// others record, and nothing of it is left. Here it is the first one given, so the summary's
+    /// loudness and the status line must come from the output that records.
+    @Test func aReaderGoneBeforeTheHeaderEndsOnlyItsOutput() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("archive.flac")
+        let hark = harkCommand(["record", "-D", "filecap", "-d", "3", "-o", "-", "-o", flac])
+        let result = try runTool("bash", ["-c", readerGoneBeforeTheStart(hark)], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: output stdout failed at the start: cannot write the output: the reader closed the pipe; "
+                + "the other outputs went on", "\(result.standardError)")
+        #expect(Self.outputLine(result.standardError, "stdout") == "hark:   stdout (flac): 0 frames, 0 bytes, 0 frames dropped; "
+                + "failed at the start: cannot write the output: the reader closed the pipe", "\(result.standardError)")
+        let first = try #require(result.errorLines.first { $0.hasPrefix("hark: recorded") }, "\(result.standardError)")
+        #expect(first.hasPrefix("hark: recorded 3.000 s to 2 outputs") && first.contains(" LUFS"), "\(first)")
+        #expect(try expectFinishedPrefix(flac, of: signal) == 144_000)
+        // The access log names what was recorded: the archive alone.
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).split(separator: "\n").filter { !$0.contains("\"event\"") }
+        #expect(log.count == 1 && log[0].contains("\"output\":\"\(flac)\""), "\(log)")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func aDiskFullBeforeTheHeaderEndsOnlyTheOutputOnItAndLeavesNoFile() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("archive.flac")
+        try rig.withSmallDisk(size: "1m") { mountPoint in
+            try fillDisk(mountPoint)
+            let wav = mountPoint + "/full.wav"
+            let result = try runHark(["record", "-D", "filecap", "-d", "3", "-o", flac, "-o", wav, "--format", "wav"], rig: rig)
+            #expect(result.status == 74, "\(result.standardError)")
+            #expect(result.errorLines.last == "hark: output \(wav) failed at the start: cannot write the output: the disk is full; "
+                    + "the other outputs went on", "\(result.standardError)")
+            // Neither the file nor its temporary name: only what filled the disk.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint) == ["filler"])
+        }
+        #expect(try expectFinishedPrefix(flac, of: signal) == 144_000)
+    }
+
     @Test func eachOutputHasItsOwnSizeLimitAndSplitting() throws {
         let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)

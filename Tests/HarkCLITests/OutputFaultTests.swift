@@ -66,6 +66,28 @@ import Testing
         #expect(seconds < TestLoad.seconds(2), "hark exited \(seconds) s after its reader went away")
     }
 
+    /// A header that cannot be written is the same I/O error as a later write, not a set-up fault:
+    /// exit 74, one line, and nothing left behind.
+    @Test func aReaderGoneBeforeTheHeaderExits74AndRecordsNothing() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 2 * 48_000).alsaBytes)
+        let hark = harkCommand(["record", "-D", "filecap", "-d", "1", "-o", "-"])
+        let result = try runTool("bash", ["-c", readerGoneBeforeTheStart(hark)], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines == ["hark: cannot write the output: the reader closed the pipe"], "\(result.standardError)")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"), arguments: ["flac", "opus", "wav"])
+    func aDiskFullBeforeTheHeaderExits74AndLeavesNoFile(_ codec: String) throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 2 * 48_000).alsaBytes)
+        try rig.withSmallDisk(size: "1m") { mountPoint in
+            try fillDisk(mountPoint)
+            let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", mountPoint + "/full.\(codec)"], rig: rig)
+            #expect(result.status == 74, "\(result.standardError)")
+            #expect(result.errorLines == ["hark: cannot write the output: the disk is full"], "\(result.standardError)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint) == ["filler"])
+        }
+    }
+
     @Test func aReaderStalledFor2sLosesNothingWithTheDefaultRing() throws {
         let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)

@@ -201,3 +201,12 @@ extension ALSATestRig {
         try body(mountPoint)
     }
 }
+
+/// Fills the file system at `mountPoint` (a `withSmallDisk` one) with a file named "filler",
+/// until not one more page fits: the next write anywhere on it fails with ENOSPC.
+func fillDisk(_ mountPoint: String) throws {
+    // dd ends with an error at the full disk; that is the point.
+    _ = try runTool("dd", ["if=/dev/zero", "of=\(mountPoint)/filler", "bs=4096"])
+    var status = statvfs()
+    try #require(statvfs(mountPoint, &status) == 0 && status.f_bavail == 0, "\(mountPoint) still has \(status.f_bavail) blocks free")
+}

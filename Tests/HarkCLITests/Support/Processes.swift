@@ -141,3 +141,10 @@ func detachedFromTheTest(_ executable: URL, _ arguments: [String]) -> (URL, [Str
         """
     return (URL(fileURLWithPath: findOnPath("python3") ?? "/usr/bin/python3"), ["-c", run, executable.path] + arguments)
 }
+
+/// A bash command line that runs `command` with its stdout a pipe whose reader has already gone:
+/// bash opens the pipe to a process substitution and waits for that to exit first, so the first
+/// write fails (EPIPE) every time, whatever the schedule.
+func readerGoneBeforeTheStart(_ command: String) -> String {
+    "exec 3> >(true); wait $!; " + command + " >&3"
+}
