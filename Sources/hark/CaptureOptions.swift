@@ -21,7 +21,7 @@ struct CaptureOptions: ParsableArguments {
             help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (default S16_LE; stored as 24-bit in FLAC).", valueName: "format"))
     var sampleFormatOption: String?
 
-    @Flag(help: "Speech preset: 16000 Hz, mono, S16_LE, what speech tools (whisper.cpp, vosk, nerd-dictation) read; raw samples on stdout unless --format says otherwise.")
+    @Flag(help: "Speech preset: 16000 Hz, mono, S16_LE, what speech tools (whisper.cpp, vosk, nerd-dictation) read; with -o -, raw samples on stdout unless --format says otherwise.")
     var speech = false
 
     @Option(name: .customLong("channel-map"),
