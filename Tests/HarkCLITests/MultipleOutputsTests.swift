@@ -109,7 +109,7 @@ import Testing
 
     /// An output whose header cannot be written ends alone, as it would a moment later: the
     /// others record, and nothing of it is left. Here it is the first one given, so the summary's
-    /// loudness and the status line must come from the output that records.
+    /// loudness (the first output's) must come from the one that records.
     @Test func aReaderGoneBeforeTheHeaderEndsOnlyItsOutput() throws {
         let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
@@ -137,7 +137,7 @@ import Testing
         try rig.withSmallDisk(size: "1m") { mountPoint in
             try fillDisk(mountPoint)
             let wav = mountPoint + "/full.wav"
-            let result = try runHark(["record", "-D", "filecap", "-d", "3", "-o", flac, "-o", wav, "--format", "wav"], rig: rig)
+            let result = try runHark(["record", "-D", "filecap", "-d", "3", "-o", flac, "-o", wav], rig: rig)
             #expect(result.status == 74, "\(result.standardError)")
             #expect(result.errorLines.last == "hark: output \(wav) failed at the start: cannot write the output: the disk is full; "
                     + "the other outputs went on", "\(result.standardError)")
