@@ -81,7 +81,8 @@ public struct OutputSummary: Sendable, Equatable {
     public let bytes: Int
     /// Frames this output missed because its ring was full.
     public let framesDropped: Int
-    /// Why the output ended early, if writing it failed; its file was finished as far as possible.
+    /// Why the output ended early, if writing it failed; its file was finished as far as possible
+    /// (or, when it `failedAtStart`, removed).
     public let failure: EncoderError?
     /// Whether it failed while its header was written, before any audio (several outputs only):
     /// nothing of it was kept, and its path was left as it was.
