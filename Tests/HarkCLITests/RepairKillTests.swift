@@ -52,7 +52,7 @@ import Testing
                 // end-of-stream page to its last whole packet, as the repair cuts it.
                 if let decodedBefore { expectSameElements(decoded, decodedBefore, "run \(run): \(decoded.count) samples after, \(decodedBefore.count) before") }
             } else {
-                #expect(decoded[...] == signal.prefix(frames: decoded.count / 2), "run \(run): the repaired audio is not the input's prefix")
+                expectSameElements(decoded[...], signal.prefix(frames: decoded.count / 2), "run \(run): the repaired audio is not the input's prefix")
                 if let decodedBefore, codec == "flac" { #expect(decoded.count >= decodedBefore.count, "run \(run): fewer samples than decoded before") }
                 if codec == "wav" {
                     // Everything that was on disk, to the last whole frame, is in the data chunk.
@@ -86,7 +86,7 @@ import Testing
             #expect(try FLACTools.test(file).status == 0)
             let decoded = try FLACTools.decode(file, bitsPerSample: 16)
             #expect(try FLACTools.totalSamples(file) == decoded.count / 2)
-            #expect(decoded[...] == signal.prefix(frames: decoded.count / 2))
+            expectSameElements(decoded[...], signal.prefix(frames: decoded.count / 2))
             #expect(try FLACTools.md5(file) != String(repeating: "0", count: 32))
         }
         #expect(try FLACTools.totalSamples(piped) == 6 * 48_000)
