@@ -59,6 +59,7 @@ struct RepairCommand: ParsableCommand {
     func run() throws {
         if unfinished { return try runUnfinished() }
         let outcomes = repair(files)
+        if write { closeUnfinishedRecordings(madeWhole: outcomes) }
         let code = Self.exitCode(outcomes)
         if code != 0 { throw ExitCode(code) }
     }
@@ -80,16 +81,26 @@ struct RepairCommand: ParsableCommand {
             for missing in start.outputs where !present.contains(missing) { Console.notice("\(missing): no longer there") }
             let outcomes = repair(present)
             all += outcomes
-            let dealtWith = outcomes.allSatisfy { outcome in
-                switch outcome.result {
-                case .sound, .repaired: true
-                case .wouldRepair, .failed: false
-                }
-            }
-            if write && dealtWith { try? log.appendEvent(.repaired, recordingID: start.id) }
+            if write && outcomes.allSatisfy(\.leavesFileWhole) { try? log.appendEvent(.repaired, recordingID: start.id) }
         }
         let code = Self.exitCode(all)
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Files repaired by name are the natural way to mend a killed recording: an unfinished
+    /// recording whose every file still there is among those this run left whole is logged as
+    /// dealt with, as `--unfinished --write` logs it, so the next `hark record` does not ask for its
+    /// repair again. A recording with a file this run did not name is left listed: that file may
+    /// still need the repair.
+    private func closeUnfinishedRecordings(madeWhole outcomes: [RepairOutcome]) {
+        let whole = Set(outcomes.filter(\.leavesFileWhole).map { OutputPath.identity($0.path) })
+        guard !whole.isEmpty else { return }
+        let log = AccessLog()
+        for (start, _) in log.unfinishedRecordings() {
+            let present = start.outputs.filter { somethingExists(at: $0) }.map(OutputPath.identity)
+            guard !present.isEmpty, present.allSatisfy(whole.contains) else { continue }
+            try? log.appendEvent(.repaired, recordingID: start.id)
+        }
     }
 
     private func repair(_ files: [String]) -> [RepairOutcome] {
@@ -115,12 +126,20 @@ struct RepairCommand: ParsableCommand {
 }
 
 /// Whether anything is at `path`. The corresponding C function is `lstat`.
-private func somethingExists(at path: String) -> Bool {
+func somethingExists(at path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0
 }
 
 extension RepairOutcome {
+    /// Whether the file is whole now: it was, or this run repaired it.
+    var leavesFileWhole: Bool {
+        switch result {
+        case .sound, .repaired: true
+        case .wouldRepair, .failed: false
+        }
+    }
+
     var exitCode: Int32 {
         switch result {
         case .sound: 0

@@ -8,7 +8,12 @@ enum UnfinishedNotice {
     static func announce(except ownID: String) {
         let log = AccessLog()
         for (start, noticed) in log.unfinishedRecordings() where !noticed && start.id != ownID {
-            let files = start.outputs.isEmpty ? "to stdout" : start.outputs.joined(separator: ", ")
+            // Files deleted or moved since leave nothing to repair at their paths; the notice names
+            // those still there, and says nothing when none is (`hark repair --unfinished` still
+            // lists the recording, with each file "no longer there", and --write closes it).
+            let present = start.outputs.filter { somethingExists(at: $0) }
+            if !start.outputs.isEmpty && present.isEmpty { continue }
+            let files = present.isEmpty ? "to stdout" : present.joined(separator: ", ")
             Console.notice("an earlier recording was left unfinished: \(files) (started \(start.start.localISO8601 ?? "\(start.start)")); "
                 + "'hark repair --unfinished --write' repairs it")
             try? log.appendEvent(.noticed, recordingID: start.id)

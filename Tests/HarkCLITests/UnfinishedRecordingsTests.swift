@@ -40,7 +40,7 @@ import Testing
         #expect(try FLACTools.test(killed).status == 0)
         let decoded = try FLACTools.decode(killed, bitsPerSample: 16)
         #expect(try FLACTools.totalSamples(killed) == decoded.count / 2)
-        #expect(decoded[...] == signal.prefix(frames: decoded.count / 2))
+        expectSameElements(decoded[...], signal.prefix(frames: decoded.count / 2))
         let afterwards = try RepairTools.repair(["--unfinished"], rig: rig)
         #expect(afterwards.status == 0 && afterwards.standardError.contains("no unfinished recordings"), "\(afterwards.standardError)")
         // The log's entries are as before: one per recording that ended.
@@ -73,6 +73,51 @@ import Testing
         let repaired = try RepairTools.repair(["--unfinished", "--write"], rig: rig)
         #expect(repaired.status == 1, "\(repaired.standardError)")
         #expect(try FLACTools.test(unfinished).status == 0)
+    }
+
+    /// Repairing a killed recording's files by name closes it as `--unfinished --write` does, once
+    /// every file of it that is still there is whole; and the next recording's notice leaves out
+    /// files that are gone.
+    @Test func aRecordingRepairedByNameIsNotMentionedAgain() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let flac = rig.path("killed.flac"), wav = rig.path("killed.wav"), opus = rig.path("killed.opus")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", flac, "-o", wav, "-o", opus], rig: rig)
+        try OutputGrowth.waitForFLACAudio(flac, seconds: 0.5)
+        try OutputGrowth.waitForOpusAudio(opus, seconds: 0.2)
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+
+        // One file repaired, the others not: still unfinished, and the Opus file (killed, it has
+        // no end-of-stream page) is listed. (The WAV may be whole: its sizes are rewritten every
+        // second, and a kill right after that leaves nothing to repair.)
+        #expect(try RepairTools.repair(["--write", flac], rig: rig).status == 1)
+        let listed = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(listed.status == 2 && listed.standardError.contains("\(opus): would repair (Ogg Opus)"), "\(listed.standardError)")
+
+        // The WAV deleted: the notice names the files still there, once.
+        try FileManager.default.removeItem(atPath: wav)
+        let next = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("next.flac")], rig: rig)
+        #expect(next.status == 0)
+        #expect(next.standardError.contains("an earlier recording was left unfinished: \(flac), \(opus) ("), "\(next.standardError)")
+
+        // The last file repaired by name (spelt another way): nothing unfinished is left.
+        let repaired = try RepairTools.repair(["--write", rig.directory.path + "/./killed.opus", flac], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(try RepairTools.isClean(opus, codec: "opus"))
+        let afterwards = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(afterwards.status == 0 && afterwards.standardError.contains("no unfinished recordings"), "\(afterwards.standardError)")
+
+        // A recording whose every file is gone is not mentioned at all.
+        let gone = rig.path("gone.flac")
+        let second = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", gone], rig: rig)
+        try OutputGrowth.waitForFLACAudio(gone, seconds: 0.2)
+        second.send(SIGKILL)
+        _ = second.wait(timeout: 10)
+        try FileManager.default.removeItem(atPath: gone)
+        let last = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("last.flac")], rig: rig)
+        #expect(last.status == 0 && !last.standardError.contains("unfinished"), "\(last.standardError)")
     }
 
     @Test func usageErrorsOfUnfinished() throws {
