@@ -59,18 +59,20 @@ private func laterOutputOptions(_ segments: [[String]]) throws -> [OutputOptions
 struct Hark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hark",
-        abstract: "Record audio from ALSA to FLAC or Ogg Opus, on a real-time capture thread.",
+        abstract: "Record audio from a sound server or ALSA to FLAC, Ogg Opus, WAV or raw PCM, on a real-time capture thread.",
         discussion: """
             hark asks before it listens: the first recording prompts on the terminal for microphone \
             access (Allow, Allow Once, Don't Allow), and the first one saved to your recordings library \
             (no -o) for adding files there; 'hark permissions' shows and changes the answers.
 
-            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d, --max-size reached); 64 invalid \
-            usage; 69 capture device missing, unavailable or refusing the parameters; 70 encoder set-up \
-            failed; 71 system error; 73 output (or the recordings library folder) cannot be created; 74 I/O \
-            error while recording or writing the header (disk full, reader gone, device lost; with several -o, one \
-            output failed while the others went on), with the file finalized as far as possible; 77 microphone or recordings-library access denied, restricted, not yet decided with \
-            no terminal to ask on, or microphone access revoked while recording.
+            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d, --max-size reached, \
+            --stop-after's silence); 64 invalid usage; 69 capture device missing, unavailable or refusing \
+            the parameters; 70 encoder set-up failed; 71 system error; 73 output (or the recordings library \
+            folder) cannot be created; 74 I/O error while recording or writing the header (disk full, \
+            reader gone, device lost; with several -o, one output failed while the others went on), with \
+            the file finalized as far as possible; 77 microphone, system-audio or recordings-library access \
+            denied, restricted (by the administrator or the desktop's microphone switch), not yet decided \
+            with no terminal to ask on, or access revoked while recording.
             """,
         version: HarkVersion.string,
         subcommands: [RecordCommand.self, ListCommand.self, RepairCommand.self, DevicesCommand.self, PermissionsCommand.self]
