@@ -81,7 +81,9 @@ public final class FLACEncoder: AudioEncoder {
         conversion = .allocate(capacity: conversionFrames * format.channels)
         reorder = ChannelReorder(layout?.waveOrder)
         var settings = settings
-        if let mask = layout?.waveMask, format.channels > 2, mask != WAVHeader.defaultChannelMask(channels: format.channels),
+        // As the flac tool does, for any channel count: mono that is not the centre and a pair that
+        // is not FL,FR are named too (flac -d and ffmpeg read the tag for them).
+        if let mask = layout?.waveMask, mask != WAVHeader.defaultChannelMask(channels: format.channels),
            !settings.tags.contains(key: "WAVEFORMATEXTENSIBLE_CHANNEL_MASK") {
             let digits = String(mask, radix: 16, uppercase: true)
             settings.tags.add("WAVEFORMATEXTENSIBLE_CHANNEL_MASK", "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits)

@@ -76,8 +76,11 @@ public struct WAVHeader {
         channels = format.channels
         blockAlign = encoding.bytesPerSample * format.channels
         // WAVE_FORMAT_PCM only for what every reader took before EXTENSIBLE existed: 16-bit
-        // integers in one or two channels. Everything else says exactly what it is.
-        let extensible = !(encoding == .integer(bytes: 2) && format.channels <= 2)
+        // integers in one or two channels, in mono's or stereo's speakers. Everything else says
+        // exactly what it is, a pair that is not FL,FR (FC,LFE) or one channel that is not the
+        // centre (FR alone) too, as ffmpeg writes them: WAVE_FORMAT_PCM has no mask to say it.
+        let defaultSpeakers = channelMask.map { $0 == Self.defaultChannelMask(channels: format.channels) } ?? true
+        let extensible = !(encoding == .integer(bytes: 2) && format.channels <= 2 && defaultSpeakers)
         var header: [UInt8] = []
         header.append(contentsOf: Array("RIFF".utf8)); header.appendLittleEndian(Self.unknownSize)
         header.append(contentsOf: Array("WAVE".utf8))

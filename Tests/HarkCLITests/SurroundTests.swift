@@ -105,6 +105,51 @@ import Testing
         #expect(WAVLayout.uint32(header, at: 76) == 0x60F)
     }
 
+    /// One or two channels that are not mono's or stereo's speakers are named too (a FLAC tag, a
+    /// WAVE_FORMAT_EXTENSIBLE mask), as ffmpeg and the flac tool name them; FL,FR in either order
+    /// stays plain stereo, swapped into left-right order.
+    @Test func aMonoOrStereoLayoutOtherThanTheDefaultIsNamed() throws {
+        let pair: [SpeakerPosition] = [.frontCenter, .lowFrequency]
+        let rig = try ALSATestRig(input: Self.input(pair, seconds: 2))
+        let named = try runHark(["record", "-D", "filecap", "-c", "2", "--channel-map", "FC,LFE", "-d", "1",
+                                 "-o", rig.path("pair.flac"), "-o", rig.path("pair.wav")], rig: rig)
+        #expect(named.status == 0, "\(named.standardError)")
+        #expect(try FLACTools.tags(rig.path("pair.flac")).contains("WAVEFORMATEXTENSIBLE_CHANNEL_MASK=0x000C"))
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: rig.path("pair.wav"))).prefix(80))
+        #expect(WAVLayout.uint32(header, at: 56) & 0xFFFF == 0xFFFE && WAVLayout.uint32(header, at: 76) == 0xC)
+        for file in ["pair.flac", "pair.wav"] {
+            #expect(try Self.probedLayout(rig.path(file)).contains("channels (FC+LFE)"), "\(file)")
+        }
+        let (samples, channels) = try Self.wavSamples(rig.path("pair.wav"))
+        #expect((0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) } == pair)
+
+        let right = try runHark(["record", "-D", "filecap", "-c", "1", "--channel-map", "FR", "-d", "0.5",
+                                 "-o", rig.path("right.flac"), "-o", rig.path("right.wav")], rig: rig)
+        #expect(right.status == 0, "\(right.standardError)")
+        #expect(try FLACTools.tags(rig.path("right.flac")).contains("WAVEFORMATEXTENSIBLE_CHANNEL_MASK=0x0002"))
+        for file in ["right.flac", "right.wav"] {
+            #expect(try Self.probedLayout(rig.path(file)).contains("channels (FR)"), "\(file)")
+        }
+
+        // Stereo named right to left: plain stereo, its channels swapped, no tag.
+        let stereoRig = try ALSATestRig(input: Self.input([.frontRight, .frontLeft], seconds: 2))
+        let swapped = try runHark(["record", "-D", "filecap", "-c", "2", "--channel-map", "FR,FL", "-d", "1",
+                                   "-o", stereoRig.path("lr.flac"), "-o", stereoRig.path("lr.wav")], rig: stereoRig)
+        #expect(swapped.status == 0, "\(swapped.standardError)")
+        #expect(try !FLACTools.tags(stereoRig.path("lr.flac")).contains("WAVEFORMATEXTENSIBLE_CHANNEL_MASK"))
+        let plain = [UInt8](try Data(contentsOf: URL(fileURLWithPath: stereoRig.path("lr.wav"))).prefix(60))
+        #expect(WAVLayout.uint32(plain, at: 52) == 16 && WAVLayout.uint32(plain, at: 56) & 0xFFFF == 1, "a 16-byte WAVE_FORMAT_PCM fmt")
+        let (lr, lrChannels) = try Self.wavSamples(stereoRig.path("lr.wav"))
+        #expect((0..<lrChannels).map { Self.dominantTone(lr, channels: lrChannels, channel: $0) } == [.frontLeft, .frontRight])
+    }
+
+    /// The channel layout ffprobe reads from a file ("2 channels (FC+LFE)", "stereo", …).
+    static func probedLayout(_ path: String) throws -> String {
+        let probe = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", path])
+        try #require(probe.status == 0, "ffprobe: \(probe.standardError)")
+        return String(decoding: probe.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test func surroundOpusWithoutALayoutIsRefusedWithWhatToDo() throws {
         let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 1))
         let output = rig.path("unknown.opus")
