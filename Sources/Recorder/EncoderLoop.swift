@@ -35,8 +35,9 @@ final class EncoderLoop: @unchecked Sendable {
     let framesEncoded = Atomic<Int>(0)
     /// Bytes of output written, published after each drain. Same rules as `framesEncoded`.
     let bytesWritten = Atomic<Int>(0)
-    /// Levels for a status line, when one is shown (measuring costs a pass over every sample).
-    let meter: LevelMeter?
+    /// Levels for a status line, when one is shown (measuring costs a pass over every sample);
+    /// measured while this output holds the meter (`MeterBaton`).
+    let meter: MeterShare?
     /// `--max-size`: no region is encoded that could take the output past it (see `fitsUnderLimit`).
     private let maxBytes: Int?
     /// The most one frame can add to the output: its raw size plus 1/64 (FLAC's worst case,
@@ -63,7 +64,7 @@ final class EncoderLoop: @unchecked Sendable {
     private var failure: EncoderError?
 
     init(lane: CaptureLane, encoder: any AudioEncoder, monitor: CaptureMonitor,
-         meter: LevelMeter? = nil, maxBytes: Int? = nil, periodFrames: Int = 0, soundGate: SoundGatedDrain? = nil) {
+         meter: MeterShare? = nil, maxBytes: Int? = nil, periodFrames: Int = 0, soundGate: SoundGatedDrain? = nil) {
         self.lane = lane
         ring = lane.ring
         silence = lane.silence
@@ -96,6 +97,7 @@ final class EncoderLoop: @unchecked Sendable {
     /// Runs on the encoder thread.
     func run() {
         failure = drainUntilCaptureEnds()
+        meter?.outputEnded()
         soundGate?.reportOpenSegment(self)
         if let failure {
             // The output is broken: it takes no more audio (capture stops once no output takes
@@ -150,10 +152,7 @@ final class EncoderLoop: @unchecked Sendable {
                 let second = UnsafeRawBufferPointer(rebasing: regions.second[..<secondBytes])
                 if !first.isEmpty { try encoder.encode(first) }
                 if !second.isEmpty { try encoder.encode(second) }
-                if let meter {
-                    meter.measure(first)
-                    meter.measure(second)
-                }
+                meter?.measure(first, second)
                 return frames
             }
             if consumed == 0 { return }

@@ -95,6 +95,9 @@ public final class RecordingSession {
             ringFrames = max(ringFrames, activation.heldFrames(format) + max(format.sampleRate, 4 * negotiated.periodFrames))
         }
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
+        // The status line's levels: the first output measures them, the next one still running
+        // once it ends early.
+        let meterBaton = MeterBaton()
         var outputs: [SessionOutput] = []
         var failedAtStart: [(position: Int, summary: OutputSummary)] = []
         for (position, output) in created.enumerated() {
@@ -102,7 +105,7 @@ public final class RecordingSession {
                 outputs.append(try SessionOutput(
                     output, recording: configuration, negotiated: negotiated, layout: layout, startTime: startTime,
                     ringFrames: ringFrames, monitor: monitor,
-                    meter: outputs.isEmpty ? meter : nil))  // the status line shows the first output's levels
+                    meter: meter.map { MeterShare(meter: $0, baton: meterBaton, output: outputs.count) }))
             } catch {
                 // Writing the header failed (a full disk, a reader already gone): with several
                 // outputs that output ends alone, as it would a moment later, and its file (which

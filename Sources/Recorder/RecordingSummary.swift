@@ -170,13 +170,14 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var frames: Int { outputs.map(\.frames).max() ?? 0 }
     /// Bytes written to all outputs.
     public var bytes: Int { outputs.reduce(0) { $0 + $1.bytes } }
-    /// The first output that got audio: all but those that failed at the start did.
-    public var firstRecordedOutput: OutputSummary { outputs.first { !$0.failedAtStart } ?? outputs[0] }
     /// Every output that got audio: the files and streams the recording made.
     public var recordedOutputs: [OutputSummary] { outputs.filter { !$0.failedAtStart } }
-    /// The recording's loudness: the first recorded output's (every output gets the same audio,
-    /// but for frames one of them dropped).
-    public var loudness: LoudnessMeasurement? { firstRecordedOutput.loudness }
+    /// The output that recorded the most frames (the first of those): every output gets the same
+    /// audio, but one may end early (its --max-size, a reader gone, a full disk) or drop frames, so
+    /// the recording's own figures (its loudness, its segments) are this output's.
+    public var fullestOutput: OutputSummary { recordedOutputs.max { $0.frames < $1.frames } ?? outputs[0] }
+    /// The recording's loudness: the fullest output's.
+    public var loudness: LoudnessMeasurement? { fullestOutput.loudness }
     /// The most frames any one output dropped.
     public var framesDropped: Int { outputs.map(\.framesDropped).max() ?? 0 }
 
@@ -196,7 +197,7 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         }
         let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
-        let segments = firstRecordedOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
+        let segments = fullestOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
         if outputs.count == 1 {
             return ["recorded \(duration)\(segments), \(frames) frames, \(bytes) bytes to \(output); "

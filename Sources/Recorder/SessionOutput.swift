@@ -57,7 +57,7 @@ final class SessionOutput {
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
          layout: ChannelLayout?, startTime: WallClockTime, ringFrames: Int, monitor: CaptureMonitor,
-         meter: LevelMeter?) throws(EncoderError) {
+         meter: MeterShare?) throws(EncoderError) {
         configuration = created.configuration
         target = created.target
         destination = created.destination

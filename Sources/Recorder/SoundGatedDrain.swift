@@ -117,8 +117,7 @@ final class SoundGatedDrain: @unchecked Sendable {
             let (first, second) = Self.frames(position..<(position + count), of: regions)
             measure(first)
             measure(second)
-            loop.meter?.measure(first)
-            loop.meter?.measure(second)
+            loop.meter?.measure(first, second)
             position += count
             blockFill += count
             if gate.isRecording {

@@ -239,7 +239,7 @@ struct RecordCommand: ParsableCommand {
             }
         }
         if !quiet {
-            if let activation = configuration.soundActivation, summary.firstRecordedOutput.segments == 0 {
+            if let activation = configuration.soundActivation, summary.fullestOutput.segments == 0 {
                 Console.notice("nothing rose above \(activation.levelText) in "
                     + "\(SecondsText.format(pcm.seconds(forFrames: summary.framesCaptured), alwaysMilliseconds: true)) s armed; "
                     + "no audio was written; \(summary.end)")

@@ -1,5 +1,6 @@
 import AudioFormat
 import Foundation
+import SignalGenerator
 import Testing
 
 /// `-o` given more than once: one capture, one consent and one access-log entry feed every
@@ -211,5 +212,43 @@ import Testing
             #expect(message.hasPrefix(expected), "\(arguments): \(message)")
             #expect(!FileManager.default.fileExists(atPath: rig.path("a.flac")), "nothing is created on a usage error")
         }
+    }
+
+    /// The first output ends at its --max-size while still quiet; the music comes after. The status
+    /// line's levels go on from the next output (before, they froze at the quiet ones), and the
+    /// summary's and the access log's loudness are that output's, which recorded it all (before,
+    /// the first output's 0.3 s: "loudness unmeasured").
+    @Test func anOutputEndingEarlyLeavesTheLevelsAndTheLoudnessToTheOthers() throws {
+        // 1.5 s of a 1 kHz tone at -46 dBFS, then 3.5 s of it at -6.0 dBFS (its samples reach
+        // exactly half of full scale: 48 samples a cycle), in both channels.
+        var samples: [Int32] = []
+        for frame in 0..<(5 * 48_000) {
+            let amplitude = frame < 72_000 ? 164.0 : 16_384.0
+            let value = Int32((amplitude * sin(2 * Double.pi * 1_000 * Double(frame) / 48_000)).rounded())
+            samples += [value, value]
+        }
+        let rig = try ALSATestRig(input: Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
+        try rig.startPulseAudio()
+        let wav = rig.path("short.wav"), flac = rig.path("whole.flac")
+        let terminal = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "4", "-o", wav, "--max-size", "64k", "-o", flac]),
+                                           rig: rig, columns: 160)
+        let result = terminal.finish(timeout: TestLoad.seconds(40))
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("size limit reached"), "\(result.screen)")
+        // The loud part's peak and RMS, on the status line.
+        #expect(result.screen.contains("-6.0  -9.0"), "\(result.screen)")
+        // The summary's loudness is the FLAC's own, as its ReplayGain tag has it (gain to -18 LUFS).
+        let summary = try #require(result.screen.range(of: #"-?[0-9]+\.[0-9] LUFS"#, options: .regularExpression).map { result.screen[$0] },
+                                   "\(result.screen)")
+        let lufs = try #require(Double(summary.split(separator: " ")[0]))
+        let gainTag = try #require(try FLACTools.tags(flac).first { $0.hasPrefix("REPLAYGAIN_TRACK_GAIN=") })
+        let gain = try #require(Double(gainTag.dropFirst("REPLAYGAIN_TRACK_GAIN=".count).split(separator: " ")[0]))
+        #expect(abs(lufs - (-18 - gain)) < 0.06, "summary \(lufs) LUFS, the FLAC's gain \(gain) dB")
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).split(separator: "\n").filter { !$0.contains("\"event\"") }
+        #expect(log.count == 1, "\(log)")
+        let logged = try #require(log.first.flatMap { line in line.range(of: #""loudnessLUFS":-?[0-9.]+"#, options: .regularExpression).map { line[$0] } },
+                                  "\(log)")
+        let loggedLUFS = try #require(Double(logged.split(separator: ":")[1]))
+        #expect(abs(loggedLUFS - lufs) < 0.06, "the access log's \(loggedLUFS) LUFS, the summary's \(lufs)")
     }
 }
