@@ -216,8 +216,10 @@ final class EncoderLoop: @unchecked Sendable {
     ///
     /// The output may not pass the limit, and what frames will add is only known afterwards, so it
     /// is bounded by `bytesPerFrameBound` per frame, plus the final flush's reserve. Once fewer than one
-    /// period's frames fit, the output ends (the last output to end stops the capture) and takes
-    /// nothing more: the file ends a little under the limit, never over it.
+    /// period's frames fit, this step takes those that do and the output ends (the last output to
+    /// end stops the capture): the file ends under the limit, never over it. Ending there rather
+    /// than going on in smaller and smaller steps: what a step writes is usually well under the
+    /// bound, so the room left would shrink towards single frames over many steps.
     private func framesUnderLimit(available: Int) -> Int {
         guard let maxBytes else { return available }
         if sizeLimitReached.load(ordering: .relaxed) { return 0 }
@@ -226,6 +228,13 @@ final class EncoderLoop: @unchecked Sendable {
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
         sizeLimitReached.store(true, ordering: .relaxed)
         lane.close()
-        return 0
+        return min(available, fitting)
+    }
+
+    /// The smallest `--max-size` under which this output records at least one period: what it has
+    /// written (its header; an armed output's comes with its first sound, so it is not counted),
+    /// the final flush's reserve, and a period at the bound.
+    var smallestLimitHoldingAPeriod: Int {
+        encoder.bytesWritten + flushReserveBytes + Int((Double(minimumStepFrames) * bytesPerFrameBound).rounded(.up))
     }
 }

@@ -21,6 +21,12 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// position hark cannot place) and no `--channel-map` named one, or the layout is not one of
     /// mapping family 1's (`unusableOpusLayout`).
     case unusableChannelLayout(String)
+    /// `--max-size` below what an output needs to record one period with these settings: its
+    /// header, a period, and what its encoder may still hold back at the end (FLAC: a block;
+    /// Opus: `--max-delay`). Known only once the device has given its period and the header is
+    /// written, so it is found after the device opened; without it, the output would end at once
+    /// with no audio and exit 0. `output` names the output when there are several.
+    case sizeLimitTooSmall(output: String?, limitBytes: Int, smallestBytes: Int)
     /// A thread could not be started.
     case system(String)
 
@@ -31,11 +37,19 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .captureDevice(let error): error.description
         case .encoderSetup(let error, let output): output.map { "output \($0): \(error)" } ?? error.description
         case .unusableChannelLayout(let reason): reason
+        case .sizeLimitTooSmall(let output, let limit, let smallest):
+            (output.map { "output \($0): " } ?? "") + "--max-size \(Self.sizeText(limit)) cannot hold any audio at these settings; "
+                + "it needs at least \((smallest + 1023) / 1024)k (the header, one period, and what the encoder may hold back until it ends)"
         case .system(let reason): reason
         }
     }
 
-    /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
+    /// A size as `--max-size` takes it: "500k" when it is whole kibibytes, else bytes.
+    static func sizeText(_ bytes: Int) -> String {
+        bytes % 1024 == 0 ? "\(bytes / 1024)k" : "\(bytes) bytes"
+    }
+
+    /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name, a size limit too small), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
     /// 73 EX_CANTCREAT, 74 EX_IOERR (a header that could not be written), 77 EX_NOPERM. Failures
     /// after the start are `RecordingEnd`s (74, or 77 when permission is revoked).
     public var exitCode: Int32 {
@@ -46,7 +60,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .captureDevice: 69
         case .encoderSetup(.writeFailed, _): 74
         case .encoderSetup: 70
-        case .unusableChannelLayout: 64
+        case .unusableChannelLayout, .sizeLimitTooSmall: 64
         case .system: 71
         }
     }

@@ -123,6 +123,12 @@ public final class RecordingSession {
             discardAll()
             throw .encoderSetup(failure, output: first.summary.output)
         }
+        for output in outputs {
+            guard let limit = output.configuration.maxBytes, limit < output.loop.smallestLimitHoldingAPeriod else { continue }
+            discardAll()
+            throw .sizeLimitTooSmall(output: created.count > 1 ? output.destination.description : nil,
+                                     limitBytes: limit, smallestBytes: output.loop.smallestLimitHoldingAPeriod)
+        }
         self.outputs = outputs
         self.failedAtStart = failedAtStart
     }

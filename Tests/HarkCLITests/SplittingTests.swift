@@ -122,6 +122,30 @@ import Testing
         }
     }
 
+    /// A --max-size under what the output needs for its header, one period and what its encoder may
+    /// hold back (eight channels of S32 FLAC: hundreds of kB) is refused with the size that does,
+    /// nothing left behind; at that size, at least a period records and the file is under it.
+    @Test func aMaxSizeThatCannotHoldAPeriodIsRefusedWithTheSmallestThatCan() throws {
+        let format = PCMFormat(sampleFormat: .s32LE, channels: 8, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 2 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = rig.path("small.flac"), wav = rig.path("other.wav")
+        let capture = ["record", "-D", "filecap", "-c", "8", "-f", "S32_LE", "-d", "1"]
+        let refused = try runHark(capture + ["-o", flac, "--max-size", "400k", "-o", wav], rig: rig)
+        #expect(refused.status == 64, "\(refused.standardError)")
+        #expect(refused.errorLines.count == 1 && refused.errorLines[0].hasPrefix("hark: output \(flac): --max-size 400k cannot hold any audio"),
+                "\(refused.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasSuffix(".flac") || $0.hasSuffix(".wav") }.isEmpty)
+
+        let named = try #require(refused.standardError.range(of: #"at least [0-9]+k"#, options: .regularExpression).map { refused.standardError[$0] })
+        let smallest = try #require(Int(named.dropFirst("at least ".count).dropLast()))
+        let recorded = try runHark(capture + ["-o", flac, "--max-size", "\(smallest)k"], rig: rig)
+        #expect(recorded.status == 0 && recorded.standardError.contains("; size limit reached"), "\(recorded.standardError)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: flac)[.size] as? Int)
+        #expect(size <= smallest * 1024, "\(size) bytes for \(smallest)k")
+        #expect(try expectFinishedPrefix(flac, of: signal) >= 6_000, "a period (125 ms) at least")
+    }
+
     @Test func maxFileTimeCannotSplitStdout() throws {
         let rig = try ALSATestRig(input: Data())
         let result = try runHark(["record", "-D", "filecap", "--max-file-time", "10", "-o", "-"], rig: rig)
