@@ -104,6 +104,9 @@ final class EncoderLoop: @unchecked Sendable {
             // any; see `CaptureLoop`), and what was written is left valid.
             lane.close()
             if case .writeFailed = failure { encoder.salvageAfterWriteFailure() }
+            // What the file holds now, its header included (the last drain's count was never
+            // published when its write failed, or the first one's, leaving 0 beside a header).
+            bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
         } else {
             defer { bytesWritten.store(encoder.bytesWritten, ordering: .relaxed) }
             do throws(EncoderError) { try encoder.finish() } catch {

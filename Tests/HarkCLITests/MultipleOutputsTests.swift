@@ -96,6 +96,9 @@ import Testing
                     "\(result.standardError)")
             #expect(Self.outputLine(result.standardError, wav)?.contains("; failed: cannot write the output: the disk is full") == true,
                     "\(result.standardError)")
+            // Its line counts the bytes the finished file holds, header and all.
+            let size = try FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int
+            #expect(Self.outputLine(result.standardError, wav).flatMap { Self.number(before: "bytes", in: $0) } == size, "\(result.standardError)")
             try FileManager.default.copyItem(atPath: wav, toPath: copy)
         }
         // The full disk's WAV is finished: its header's sizes say what it holds, whole frames of
