@@ -19,11 +19,15 @@ public protocol AudioEncoder: AnyObject {
     /// nothing); nil for codecs that buffer audio and flush it at the end (`--max-size` then keeps
     /// a reserve for that flush).
     var maximumFinishBytes: Int? { get }
+    /// Bytes a header may add before the next frames are written: a file that starts with them
+    /// (a split, a sound-activated recording's next file) begins with its header. 0 for one stream.
+    var headerBytesAhead: Int { get }
 }
 
 extension AudioEncoder {
     public var maximumBytesPerFrame: Double? { nil }
     public var maximumFinishBytes: Int? { nil }
+    public var headerBytesAhead: Int { 0 }
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.

@@ -226,7 +226,7 @@ final class EncoderLoop: @unchecked Sendable {
     private func framesUnderLimit(available: Int) -> Int {
         guard let maxBytes else { return available }
         if sizeLimitReached.load(ordering: .relaxed) { return 0 }
-        let room = maxBytes - encoder.bytesWritten - flushReserveBytes
+        let room = maxBytes - encoder.bytesWritten - encoder.headerBytesAhead - flushReserveBytes
         let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
         sizeLimitReached.store(true, ordering: .relaxed)
@@ -235,9 +235,10 @@ final class EncoderLoop: @unchecked Sendable {
     }
 
     /// The smallest `--max-size` under which this output records at least one period: what it has
-    /// written (its header; an armed output's comes with its first sound, so it is not counted),
-    /// the final flush's reserve, and a period at the bound.
+    /// written (its header), a header still to come (an armed output's first file), the final
+    /// flush's reserve, and a period at the bound.
     var smallestLimitHoldingAPeriod: Int {
-        encoder.bytesWritten + flushReserveBytes + Int((Double(minimumStepFrames) * bytesPerFrameBound).rounded(.up))
+        encoder.bytesWritten + encoder.headerBytesAhead + flushReserveBytes
+            + Int((Double(minimumStepFrames) * bytesPerFrameBound).rounded(.up))
     }
 }

@@ -56,4 +56,5 @@ final class MeasuredEncoder: AudioEncoder {
     var bytesWritten: Int { codec.bytesWritten }
     var maximumBytesPerFrame: Double? { codec.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { codec.maximumFinishBytes }
+    var headerBytesAhead: Int { codec.headerBytesAhead }
 }

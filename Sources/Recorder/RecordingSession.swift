@@ -218,7 +218,9 @@ public final class RecordingSession {
 
     /// A snapshot for a status display. Takes the level meter's window, so one caller only.
     private var progress: RecordingProgress {
-        let gate = outputs[0].soundGate
+        // Armed or recording, the segment and the level: the first output still running, as for the
+        // levels (`MeterBaton`); one that ended early (its --max-size) would show its last state.
+        let gate = (outputs.first { !$0.loop.isDone } ?? outputs[0]).soundGate
         let centibels = gate?.lastBlockCentibels.load(ordering: .relaxed) ?? Int.min
         return RecordingProgress(
             framesCaptured: framesCaptured, format: device.negotiated.format,

@@ -106,7 +106,7 @@ final class SessionOutput {
         // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
         if let naming = created.naming, case .file(let path) = destination {
             let splitter = SplittingEncoder(
-                output: target, path: path, encoder: startsOnSound ? nil : encoder, naming: naming,
+                output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
                 bytesPerFrame: format.bytesPerFrame, makeEncoder: makeEncoder)
             self.splitter = splitter

@@ -51,6 +51,10 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// start); else a file starts `.now()`.
     private var nextFileStart: WallClockTime?
     private var bytesInFinishedFiles = 0
+    private let codecBytesPerFrame: Double?
+    private let codecFinishBytes: Int?
+    /// A file's header as the template wrote it (every file of the output has the same settings).
+    private let headerBytes: Int
     /// Set by any thread (relaxed: it carries no data), taken by the encoder thread.
     private let splitRequested = Atomic<Bool>(false)
     /// The files written, in order. Changed on the encoder thread; read once it has finished.
@@ -66,11 +70,17 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     /// With `encoder` nil (sound activation), no file is made until the first frame; `output` is
     /// the discarded target whose name was taken for the first file, given back then.
-    init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, naming: OutputNaming, framesPerFile: Int?,
-         bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
+    /// `encoder` is the first file's codec, nil when no file is open yet (sound activation);
+    /// `template` a codec of the same settings (that one, or the one made to check them), whose
+    /// bounds every file shares.
+    init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
+         naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
         self.output = output
         self.encoder = encoder
+        codecBytesPerFrame = template.maximumBytesPerFrame
+        codecFinishBytes = template.maximumFinishBytes
+        headerBytes = template.bytesWritten
         hasNoFileYet = encoder == nil
         self.naming = naming
         self.framesPerFile = framesPerFile
@@ -135,9 +145,16 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     var bytesWritten: Int { bytesInFinishedFiles + (encoder?.bytesWritten ?? 0) }
 
-    /// The codec's bounds; nil (the generic bound) while no file is open.
-    var maximumBytesPerFrame: Double? { encoder?.maximumBytesPerFrame }
-    var maximumFinishBytes: Int? { encoder?.maximumFinishBytes }
+    /// The codec's bounds, the same for every file and known while none is open: an armed
+    /// output's `--max-size` is checked and stepped with its codec's bounds, not the generic ones
+    /// (raw PCM plus 8192 frames held back), which took WAV's 64k to 32k and refused Opus's.
+    var maximumBytesPerFrame: Double? { codecBytesPerFrame }
+    var maximumFinishBytes: Int? { codecFinishBytes }
+    /// A file may start before any next frames: none is open yet (armed, between segments), or a
+    /// split (--max-file-time, or SIGUSR1 from any thread at any moment) falls within them. So one
+    /// header is always kept in reserve under `--max-size`: without it an armed WAV passed its
+    /// limit by its header when its first segment began.
+    var headerBytesAhead: Int { headerBytes }
 
     /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {

@@ -19,6 +19,12 @@ public struct RepairOutcome: Sendable {
     public let analysis: RepairAnalysis?
     public let result: Result
 
+    public init(path: String, analysis: RepairAnalysis?, result: Result) {
+        self.path = path
+        self.analysis = analysis
+        self.result = result
+    }
+
     /// The line `hark repair` prints for the file.
     public var line: String {
         let container = analysis.map { " (\($0.container.rawValue))" } ?? ""
@@ -32,7 +38,7 @@ public struct RepairOutcome: Sendable {
         case .repaired(let backup):
             return "\(path): repaired\(container): \(problems); \(seconds) of audio kept" + (backup.map { "; the original is \($0)" } ?? "")
         case .failed(let failure):
-            let verb = failure.kind == .cannotRepair ? "cannot repair" : "not repaired"
+            let verb = failure.kind == .cannotRepair || failure.kind == .unrecognised ? "cannot repair" : "not repaired"
             return "\(path): \(verb)\(container): \(failure.message)"
         }
     }
@@ -105,7 +111,7 @@ public enum FileRepair {
             return nil
         }
         guard let container else {
-            throw RepairFailure(.cannotRepair, file.size == 0 ? "the file is empty: nothing to recover" : "not a FLAC, Ogg Opus or WAV file")
+            throw RepairFailure(.unrecognised, file.size == 0 ? "the file is empty: nothing to recover" : "not a FLAC, Ogg Opus or WAV file")
         }
         return container
     }

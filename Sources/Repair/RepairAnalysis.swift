@@ -90,8 +90,11 @@ public struct RepairFailure: Error, Sendable {
     public enum Kind: Sendable {
         /// Missing, unreadable, not a regular file.
         case cannotOpen
-        /// Not a format repair knows, or damaged beyond repair.
+        /// Damaged beyond repair.
         case cannotRepair
+        /// Empty, or not FLAC, Ogg Opus or WAV by its first bytes: raw samples (`--format raw`),
+        /// say, which have no header to set and nothing repair can read.
+        case unrecognised
         /// The temporary file could not be made next to the original.
         case cannotCreate
         /// Writing, syncing or renaming failed; the original is untouched.

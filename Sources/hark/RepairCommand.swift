@@ -79,7 +79,7 @@ struct RepairCommand: ParsableCommand {
             Console.notice("unfinished recording started \(start.start.localISO8601 ?? "\(start.start)") from '\(start.device)': \(files)")
             let present = start.outputs.filter { somethingExists(at: $0) }
             for missing in start.outputs where !present.contains(missing) { Console.notice("\(missing): no longer there") }
-            let outcomes = repair(present)
+            let outcomes = repair(present, ofAnUnfinishedRecording: true)
             all += outcomes
             if write && outcomes.allSatisfy(\.leavesFileWhole) { try? log.appendEvent(.repaired, recordingID: start.id) }
         }
@@ -97,21 +97,36 @@ struct RepairCommand: ParsableCommand {
         guard !whole.isEmpty else { return }
         let log = AccessLog()
         for (start, _) in log.unfinishedRecordings() {
-            let present = start.outputs.filter { somethingExists(at: $0) }.map(OutputPath.identity)
-            guard !present.isEmpty, present.allSatisfy(whole.contains) else { continue }
-            try? log.appendEvent(.repaired, recordingID: start.id)
+            let present = start.outputs.filter { somethingExists(at: $0) }
+            guard present.contains(where: { whole.contains(OutputPath.identity($0)) }) else { continue }
+            // Its other files (a split's finished parts, a raw output) are checked without a word:
+            // the user named the ones that needed the repair, and those that did not still count.
+            let othersWhole = present.filter { !whole.contains(OutputPath.identity($0)) }.allSatisfy { path in
+                Self.asPartOfARecording(FileRepair.repair(path, write: false, keep: false, shouldStop: StopSignals.isStopPending)).leavesFileWhole
+            }
+            if othersWhole { try? log.appendEvent(.repaired, recordingID: start.id) }
         }
     }
 
-    private func repair(_ files: [String]) -> [RepairOutcome] {
+    private func repair(_ files: [String], ofAnUnfinishedRecording: Bool = false) -> [RepairOutcome] {
         var outcomes: [RepairOutcome] = []
         for file in files {
-            let outcome = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
-            Console.notice(outcome.line)
+            let found = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
+            let outcome = ofAnUnfinishedRecording ? Self.asPartOfARecording(found) : found
+            Console.notice(outcome.analysis == nil && outcome.leavesFileWhole
+                ? "\(file): nothing to do (not FLAC, Ogg Opus or WAV: raw samples, with no header to set)" : outcome.line)
             outcomes.append(outcome)
             if case .failed(let failure) = outcome.result, failure.kind == .interrupted { break }
         }
         return outcomes
+    }
+
+    /// A file of hark's recording that is none of the containers repair reads is its raw output
+    /// (`--format raw`): the samples are as they were written, and there is no header to set, so
+    /// it is whole, not a file repair failed on (which would keep the recording listed for ever).
+    static func asPartOfARecording(_ outcome: RepairOutcome) -> RepairOutcome {
+        guard case .failed(let failure) = outcome.result, failure.kind == .unrecognised else { return outcome }
+        return RepairOutcome(path: outcome.path, analysis: nil, result: .sound)
     }
 
     /// The most serious outcome's exit code (0 for none).
@@ -147,7 +162,7 @@ extension RepairOutcome {
         case .wouldRepair: 2
         case .failed(let failure):
             switch failure.kind {
-            case .cannotRepair, .verificationFailed: 65
+            case .cannotRepair, .unrecognised, .verificationFailed: 65
             case .cannotOpen: 66
             case .cannotCreate: 73
             case .ioError: 74

@@ -45,8 +45,8 @@ struct StatusLine {
         if let sound = progress.sound {
             // Armed: the level the trigger compares, so the user can see where to set it.
             line = sound.isArmed
-                ? "\u{1B}[33m◌\u{1B}[0m ARMED  \(device)  \(clock)  level\(Self.decibels(sound.level))"
-                : line + "  level\(Self.decibels(sound.level))"
+                ? "\u{1B}[33m◌\u{1B}[0m ARMED  \(device)  \(clock)  level \(Self.decibels(sound.level))"
+                : line + "  level \(Self.decibels(sound.level))"
             if sound.segments > 0 { line += "  seg \(sound.segments)" }
         }
         if let levels = lastLevels {

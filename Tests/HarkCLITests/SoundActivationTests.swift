@@ -152,6 +152,26 @@ import Testing
         #expect(opus.samples.count / opus.channels == frames, "both outputs hold the same segment")
     }
 
+    /// An armed output's --max-size is its codec's, as when recording at once: WAV fills its limit
+    /// (it stopped at half of it, and a 64k Opus was refused, when armed outputs were bounded as
+    /// raw PCM with 8192 frames held back).
+    @Test func anArmedOutputsSizeLimitIsItsCodecs() throws {
+        let rig = try ALSATestRig(input: Self.inputBytes)
+        let wav = rig.path("capped.wav"), opus = rig.path("capped.opus")
+        let result = try runHark(
+            ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
+             "-o", wav, "--max-size", "64k", "-o", opus, "--max-size", "64k", "-o", rig.path("whole.flac")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // WAV's bound is exact; Opus keeps its last 8192 frames' worst case back for the flush.
+        for (path, least) in [(wav, 60_000), (opus, 48_000)] {
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, "\(path)")
+            #expect(size <= 65_536 && size > least, "\(path): \(size) bytes for a 64k limit")
+            #expect(MultipleOutputsTests.outputLine(result.standardError, path)?.hasSuffix("; size limit reached") == true, "\(result.standardError)")
+        }
+        #expect(try OpusTools.info(opus).isClean)
+        #expect(try runTool("sox", ["--i", wav]).status == 0)
+    }
+
     @Test func aLevelThatNeverRisesLeavesNoFileAndSaysSoOnASignal() throws {
         var noise: [Int32] = []
         noise.reserveCapacity(30 * 48_000 * 2)

@@ -75,36 +75,44 @@ import Testing
         #expect(try FLACTools.test(unfinished).status == 0)
     }
 
-    /// Repairing a killed recording's files by name closes it as `--unfinished --write` does, once
-    /// every file of it that is still there is whole; and the next recording's notice leaves out
+    /// Repairing a killed recording's damaged files by name closes it as `--unfinished --write`
+    /// does, once every file of it that is still there is whole: the finished parts of a split and
+    /// a raw output (nothing to repair) need not be named. The next recording's notice leaves out
     /// files that are gone.
     @Test func aRecordingRepairedByNameIsNotMentionedAgain() throws {
         let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
-        let flac = rig.path("killed.flac"), wav = rig.path("killed.wav"), opus = rig.path("killed.opus")
-        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", flac, "-o", wav, "-o", opus], rig: rig)
-        try OutputGrowth.waitForFLACAudio(flac, seconds: 0.5)
+        let flac = rig.path("killed.flac"), wav = rig.path("killed.wav"), opus = rig.path("killed.opus"), raw = rig.path("killed.raw")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "30", "-o", flac, "--max-file-time", "1",
+                                       "-o", wav, "-o", opus, "-o", raw], rig: rig)
+        try OutputGrowth.waitForFLACAudio(rig.path("killed-2.flac"), seconds: 0.3)
         try OutputGrowth.waitForOpusAudio(opus, seconds: 0.2)
         recording.send(SIGKILL)
         _ = recording.wait(timeout: 10)
+        let parts = [flac] + (2...40).map { rig.path("killed-\($0).flac") }.filter { FileManager.default.fileExists(atPath: $0) }
+        let current = try #require(parts.last)
 
-        // One file repaired, the others not: still unfinished, and the Opus file (killed, it has
-        // no end-of-stream page) is listed. (The WAV may be whole: its sizes are rewritten every
+        // The FLAC part being written repaired by name (0 if the kill fell between two parts):
+        // still unfinished, for the Opus file (killed, it has no end-of-stream page). The raw
+        // output has nothing to repair. (The WAV may be whole: its sizes are rewritten every
         // second, and a kill right after that leaves nothing to repair.)
-        #expect(try RepairTools.repair(["--write", flac], rig: rig).status == 1)
+        #expect([0, 1].contains(try RepairTools.repair(["--write", current], rig: rig).status))
         let listed = try RepairTools.repair(["--unfinished"], rig: rig)
         #expect(listed.status == 2 && listed.standardError.contains("\(opus): would repair (Ogg Opus)"), "\(listed.standardError)")
+        #expect(listed.standardError.contains("\(raw): nothing to do (not FLAC, Ogg Opus or WAV: raw samples"), "\(listed.standardError)")
 
         // The WAV deleted: the notice names the files still there, once.
         try FileManager.default.removeItem(atPath: wav)
         let next = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("next.flac")], rig: rig)
         #expect(next.status == 0)
-        #expect(next.standardError.contains("an earlier recording was left unfinished: \(flac), \(opus) ("), "\(next.standardError)")
+        let stillThere = ([flac, opus, raw] + parts.dropFirst()).joined(separator: ", ")
+        #expect(next.standardError.contains("an earlier recording was left unfinished: \(stillThere) ("), "\(next.standardError)")
 
-        // The last file repaired by name (spelt another way): nothing unfinished is left.
-        let repaired = try RepairTools.repair(["--write", rig.directory.path + "/./killed.opus", flac], rig: rig)
-        #expect(repaired.status == 1, "\(repaired.standardError)")
+        // The Opus file repaired by name (spelt another way) closes it: the finished parts and the
+        // raw output are checked without a word.
+        let repaired = try RepairTools.repair(["--write", rig.directory.path + "/./killed.opus"], rig: rig)
+        #expect(repaired.status == 1 && repaired.errorLines.count == 1, "\(repaired.standardError)")
         #expect(try RepairTools.isClean(opus, codec: "opus"))
         let afterwards = try RepairTools.repair(["--unfinished"], rig: rig)
         #expect(afterwards.status == 0 && afterwards.standardError.contains("no unfinished recordings"), "\(afterwards.standardError)")
