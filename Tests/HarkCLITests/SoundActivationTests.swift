@@ -241,6 +241,24 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// The status line follows the first output still running: once the first one has reached its
+    /// --max-size (in the first segment), the armed state and the segment count are the next
+    /// one's, so the later segments show (they stayed at "seg 1" before).
+    @Test func theStatusLineGoesOnWhenTheFirstOutputEndsEarly() throws {
+        let rig = try ALSATestRig(input: Self.inputBytes)
+        try rig.startPulseAudio()
+        let terminal = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "10", "--start-above", "-40", "--split-on-silence", "1",
+                                                        "-o", rig.path("short.wav"), "--max-size", "64k", "-o", rig.path("whole.flac")]),
+                                           rig: rig, columns: 200)
+        let result = terminal.finish(timeout: TestLoad.seconds(40))
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("; size limit reached"), "\(result.screen)")
+        #expect(result.screen.contains("seg 3"), "\(result.screen)")
+        // Armed again between the segments, after the first output had ended.
+        let afterFirst = try #require(result.screen.range(of: "seg 2").map { result.screen[$0.upperBound...] }, "\(result.screen)")
+        #expect(afterFirst.contains("ARMED  pacedcap"), "\(result.screen)")
+    }
+
     /// A killed armed hark wrote nothing, so nothing is unfinished; one killed in a segment left
     /// that segment's file, which `hark repair --unfinished` finds through its `file` event. The
     /// sound comes after 5 s of near-silence: the kill of the armed hark must land before it, and
