@@ -222,10 +222,11 @@ import Testing
     /// summary's and the access log's loudness are that output's, which recorded it all (before,
     /// the first output's 0.3 s: "loudness unmeasured").
     @Test func anOutputEndingEarlyLeavesTheLevelsAndTheLoudnessToTheOthers() throws {
-        // 1.5 s of a 1 kHz tone at -46 dBFS, then 3.5 s of it at -6.0 dBFS (its samples reach
-        // exactly half of full scale: 48 samples a cycle), in both channels.
+        // 1.5 s of a 1 kHz tone at -46 dBFS, then 6.5 s of it at -6.0 dBFS (its samples reach
+        // exactly half of full scale: 48 samples a cycle), in both channels: long enough for the
+        // status line to draw it however late a loaded machine's encoder is.
         var samples: [Int32] = []
-        for frame in 0..<(5 * 48_000) {
+        for frame in 0..<(8 * 48_000) {
             let amplitude = frame < 72_000 ? 164.0 : 16_384.0
             let value = Int32((amplitude * sin(2 * Double.pi * 1_000 * Double(frame) / 48_000)).rounded())
             samples += [value, value]
@@ -233,7 +234,7 @@ import Testing
         let rig = try ALSATestRig(input: Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)))
         try rig.startPulseAudio()
         let wav = rig.path("short.wav"), flac = rig.path("whole.flac")
-        let terminal = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "4", "-o", wav, "--max-size", "64k", "-o", flac]),
+        let terminal = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "7", "-o", wav, "--max-size", "64k", "-o", flac]),
                                            rig: rig, columns: 160)
         let result = terminal.finish(timeout: TestLoad.seconds(40))
         #expect(result.status == 0, "\(result.screen)")

@@ -253,10 +253,10 @@ import Testing
         let result = terminal.finish(timeout: TestLoad.seconds(40))
         #expect(result.status == 0, "\(result.screen)")
         #expect(result.screen.contains("; size limit reached"), "\(result.screen)")
+        // The third segment runs from about 6.5 s to the end, long enough to be drawn however
+        // late the encoder is. (Not the armed state between segments: an encoder that fell a
+        // second behind decides the end of one and the start of the next in one drain.)
         #expect(result.screen.contains("seg 3"), "\(result.screen)")
-        // Armed again between the segments, after the first output had ended.
-        let afterFirst = try #require(result.screen.range(of: "seg 2").map { result.screen[$0.upperBound...] }, "\(result.screen)")
-        #expect(afterFirst.contains("ARMED  pacedcap"), "\(result.screen)")
     }
 
     /// A killed armed hark wrote nothing, so nothing is unfinished; one killed in a segment left
