@@ -235,7 +235,8 @@ final class EncoderLoop: @unchecked Sendable {
     }
 
     /// The smallest `--max-size` under which this output records at least one period: what it has
-    /// written (its header), a header still to come (an armed output's first file), the final
+    /// written (its header), the header a next file may begin with (`headerBytesAhead`: a file
+    /// output keeps one in reserve, for an armed output's first file or a split), the final
     /// flush's reserve, and a period at the bound.
     var smallestLimitHoldingAPeriod: Int {
         encoder.bytesWritten + encoder.headerBytesAhead + flushReserveBytes

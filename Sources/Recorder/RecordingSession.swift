@@ -124,10 +124,11 @@ public final class RecordingSession {
             throw .encoderSetup(failure, output: first.summary.output)
         }
         for output in outputs {
-            guard let limit = output.configuration.maxBytes, limit < output.loop.smallestLimitHoldingAPeriod else { continue }
+            let smallest = output.loop.smallestLimitHoldingAPeriod
+            guard let limit = output.configuration.maxBytes, limit < smallest else { continue }
             discardAll()
             throw .sizeLimitTooSmall(output: created.count > 1 ? output.destination.description : nil,
-                                     limitBytes: limit, smallestBytes: output.loop.smallestLimitHoldingAPeriod)
+                                     limitBytes: limit, smallestBytes: smallest)
         }
         self.outputs = outputs
         self.failedAtStart = failedAtStart

@@ -69,10 +69,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     var whenFileStarts: (@Sendable (String) -> Void)?
 
     /// With `encoder` nil (sound activation), no file is made until the first frame; `output` is
-    /// the discarded target whose name was taken for the first file, given back then.
-    /// `encoder` is the first file's codec, nil when no file is open yet (sound activation);
-    /// `template` a codec of the same settings (that one, or the one made to check them), whose
-    /// bounds every file shares.
+    /// the discarded target whose name was taken for the first file, given back then. `template`
+    /// is a codec of the same settings (`encoder`, or the one made to check them), whose bounds and
+    /// header size every file shares.
     init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
          naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")

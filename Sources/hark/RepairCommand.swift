@@ -102,7 +102,8 @@ struct RepairCommand: ParsableCommand {
             // Its other files (a split's finished parts, a raw output) are checked without a word:
             // the user named the ones that needed the repair, and those that did not still count.
             let othersWhole = present.filter { !whole.contains(OutputPath.identity($0)) }.allSatisfy { path in
-                Self.asPartOfARecording(FileRepair.repair(path, write: false, keep: false, shouldStop: StopSignals.isStopPending)).leavesFileWhole
+                let outcome = FileRepair.repair(path, write: false, keep: false, shouldStop: StopSignals.isStopPending)
+                return outcome.leavesFileWhole || outcome.isRawSamples
             }
             if othersWhole { try? log.appendEvent(.repaired, recordingID: start.id) }
         }
@@ -111,22 +112,18 @@ struct RepairCommand: ParsableCommand {
     private func repair(_ files: [String], ofAnUnfinishedRecording: Bool = false) -> [RepairOutcome] {
         var outcomes: [RepairOutcome] = []
         for file in files {
-            let found = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
-            let outcome = ofAnUnfinishedRecording ? Self.asPartOfARecording(found) : found
-            Console.notice(outcome.analysis == nil && outcome.leavesFileWhole
-                ? "\(file): nothing to do (not FLAC, Ogg Opus or WAV: raw samples, with no header to set)" : outcome.line)
+            var outcome = FileRepair.repair(file, write: write, keep: keep, shouldStop: StopSignals.isStopPending)
+            if ofAnUnfinishedRecording && outcome.isRawSamples {
+                // Whole, not a file repair failed on (which would keep the recording listed for ever).
+                outcome = RepairOutcome(path: file, analysis: nil, result: .sound)
+                Console.notice("\(file): nothing to do (not FLAC, Ogg Opus or WAV: raw samples, with no header to set)")
+            } else {
+                Console.notice(outcome.line)
+            }
             outcomes.append(outcome)
             if case .failed(let failure) = outcome.result, failure.kind == .interrupted { break }
         }
         return outcomes
-    }
-
-    /// A file of hark's recording that is none of the containers repair reads is its raw output
-    /// (`--format raw`): the samples are as they were written, and there is no header to set, so
-    /// it is whole, not a file repair failed on (which would keep the recording listed for ever).
-    static func asPartOfARecording(_ outcome: RepairOutcome) -> RepairOutcome {
-        guard case .failed(let failure) = outcome.result, failure.kind == .unrecognised else { return outcome }
-        return RepairOutcome(path: outcome.path, analysis: nil, result: .sound)
     }
 
     /// The most serious outcome's exit code (0 for none).
@@ -147,6 +144,12 @@ func somethingExists(at path: String) -> Bool {
 }
 
 extension RepairOutcome {
+    /// Of a file of hark's recording: none of the containers repair reads, so its raw output
+    /// (`--format raw`), whose samples are as they were written, with no header to set.
+    var isRawSamples: Bool {
+        if case .failed(let failure) = result, failure.kind == .unrecognised { true } else { false }
+    }
+
     /// Whether the file is whole now: it was, or this run repaired it.
     var leavesFileWhole: Bool {
         switch result {
