@@ -20,14 +20,23 @@ struct FLACMetadata {
     var streamInfoBlock: Block { blocks[0] }
     var seekTableBlock: Block? { blocks.first { $0.type == Self.seekTableType } }
 
+    /// Whether `bytes` start with an ID3v2 tag and a FLAC stream follows it (an MP3 starts with
+    /// one too).
+    static func id3v2TagPrecedesFLAC(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.matches("ID3", at: 0) && bytes.matches("fLaC", at: streamOffset(bytes))
+    }
+
+    /// Where "fLaC" should be: after an ID3v2 tag (a 10-byte header whose size is four 7-bit
+    /// bytes, plus a footer when flagged), else at the start.
+    private static func streamOffset(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard bytes.matches("ID3", at: 0), bytes.count >= 10 else { return 0 }
+        let size = (0..<4).reduce(0) { $0 << 7 | Int(bytes[6 + $1] & 0x7F) }
+        return 10 + size + (bytes[5] & 0x10 != 0 ? 10 : 0)
+    }
+
     /// Reads the header of `bytes`; throws when there is no FLAC stream or its header is cut.
     init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
-        var offset = 0
-        if bytes.matches("ID3", at: 0), bytes.count >= 10 {
-            // ID3v2: a 10-byte header whose size is four 7-bit bytes, plus a footer when flagged.
-            let size = (0..<4).reduce(0) { $0 << 7 | Int(bytes[6 + $1] & 0x7F) }
-            offset = 10 + size + (bytes[5] & 0x10 != 0 ? 10 : 0)
-        }
+        var offset = Self.streamOffset(bytes)
         guard bytes.matches("fLaC", at: offset) else {
             throw RepairFailure(.cannotRepair, "not a FLAC stream")
         }

@@ -85,8 +85,9 @@ enum FLACRepair {
             }
         }
 
-        // Decode the repaired stream as it would be written (MD5 still zero) for its MD5.
-        var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1)
+        // Decode the repaired stream as it would be written (MD5 still zero) for its MD5; without
+        // a trailing ID3v1 tag, which is no FLAC and which libFLAC would report as lost sync.
+        var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: nil)
         let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false) { range, destination in
             plan.copy(range, from: bytes, into: destination)
         }
@@ -117,7 +118,9 @@ enum FLACRepair {
         let walk = FLACFrameWalk(bytes, metadata: metadata)
         guard walk.damaged.isEmpty, walk.tail == nil else { return "its frames are not whole" }
         guard metadata.streamInfo.isMD5Set || walk.frames.isEmpty else { return "its MD5 is not set" }
-        let decoded = FLACDecoding.decode(length: bytes.count, checkMD5: true) { range, destination in
+        // Up to a trailing ID3v1 tag, which the walk kept apart (libFLAC would lose sync on it).
+        let audioEnd = walk.trailingID3v1?.lowerBound ?? bytes.count
+        let decoded = FLACDecoding.decode(length: audioEnd, checkMD5: true) { range, destination in
             destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[range]))
         }
         guard let decoded, decoded.errors.isEmpty, decoded.md5Matches, decoded.samples == metadata.streamInfo.totalSamples else {

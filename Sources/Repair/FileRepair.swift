@@ -82,6 +82,12 @@ public enum FileRepair {
             }
             let destination = String(cString: resolved)
             free(resolved)
+            // A file its owner made read-only (or on a read-only mount) is not replaced by a
+            // writable copy behind their back, as metaflac refuses it too.
+            guard access(destination, W_OK) == 0 else {
+                let why = errno == EROFS ? "the file system is read-only" : "it is read-only (\(String(cString: strerror(errno))))"
+                return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.cannotCreate, "cannot write it: \(why); nothing changed")))
+            }
             if shouldStop() {
                 return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.interrupted, "interrupted; the original is unchanged")))
             }
@@ -93,9 +99,8 @@ public enum FileRepair {
                     return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: nil))
                 }
                 let writer = RepairWriter(original: file, destination: destination, shouldStop: shouldStop)
-                // The backup as the user named the file ("talk.flac.orig"), not by its resolved path.
                 let backup = try writer.write(plan, keep: keep) { bytes in verify(bytes, as: container) }
-                    .map { path + $0.dropFirst(destination.count) }
+                    .map { backupName($0, resolvedFrom: destination, asNamed: path) }
                 return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: backup))
             } catch {
                 return RepairOutcome(path: path, analysis: analysis, result: .failed(error))
@@ -103,9 +108,19 @@ public enum FileRepair {
         }
     }
 
+    /// The backup as the user named the file ("talk.flac.orig" beside "talk.flac"), not by its
+    /// resolved path; by that path when the name given is a symbolic link, whose target got the
+    /// backup beside it.
+    private static func backupName(_ backup: String, resolvedFrom destination: String, asNamed path: String) -> String {
+        let asNamed = path + backup.dropFirst(destination.count)
+        guard let resolved = realpath(asNamed, nil) else { return backup }
+        defer { free(resolved) }
+        return String(cString: resolved) == backup ? asNamed : backup
+    }
+
     static func recognise(_ file: MappedFile) throws(RepairFailure) -> RepairAnalysis.Container {
         let container: RepairAnalysis.Container? = file.withBytes { bytes in
-            if bytes.matches("fLaC", at: 0) || bytes.matches("ID3", at: 0) { return .flac }
+            if bytes.matches("fLaC", at: 0) || FLACMetadata.id3v2TagPrecedesFLAC(bytes) { return .flac }
             if bytes.matches("OggS", at: 0) { return .oggOpus }
             if bytes.matches("RIFF", at: 0) || bytes.matches("RF64", at: 0) || bytes.matches("BW64", at: 0) { return .wav }
             return nil

@@ -35,7 +35,7 @@ enum WAVRepair {
         let fileBytes = layout.dataStart + dataBytes + dataBytes % 2 + (trailing?.count ?? 0)
         let needsRF64 = fileBytes - 8 > Int(unknownSize) - 1 || dataBytes > Int(unknownSize) - 1
         let frames = dataBytes / layout.blockAlign
-        let seconds = Double(frames) / Double(layout.sampleRate)
+        let seconds = layout.seconds(dataBytes: dataBytes)
         if needsRF64 && !layout.isRF64 { problems.append("past 4 GiB as plain RIFF: made RF64") }
         if layout.isRF64 {
             if layout.ds64 == nil { throw RepairFailure(.cannotRepair, "an RF64 file without its ds64 chunk") }
@@ -130,6 +130,11 @@ struct WAVLayout {
     var countedFact: Fact? { hasUncompressedFormat ? fact : nil }
     var blockAlign = 0
     var sampleRate = 0
+    /// The fmt chunk's average bytes per second.
+    var bytesPerSecond = 0
+    /// Frames in each block: 1 uncompressed, the fmt chunk's count for ADPCM, nil when only the
+    /// codec knows.
+    var framesPerBlock: Int?
     /// Where the audio starts, just after the data chunk's header.
     var dataStart = 0
     /// The data chunk's size as the file states it; nil for "unknown" (0xFFFFFFFF in a RIFF file).
@@ -163,17 +168,32 @@ struct WAVLayout {
                 junk = Chunk(offset: position, size: size)
             } else if bytes.matches("fmt ", at: position) && size >= 16 {
                 sampleRate = Int(bytes.littleEndian(at: position + 12, bytes: 4))
+                bytesPerSecond = Int(bytes.littleEndian(at: position + 16, bytes: 4))
                 blockAlign = Int(bytes.littleEndian(at: position + 20, bytes: 2))
                 hasFormat = true
                 // WAVE_FORMAT_EXTENSIBLE's own code is the first two bytes of its sub-format GUID.
                 var formatTag = bytes.littleEndian(at: position + 8, bytes: 2)
                 if formatTag == 0xFFFE && size >= 40 { formatTag = bytes.littleEndian(at: position + 32, bytes: 2) }
                 hasUncompressedFormat = [1, 3, 6, 7].contains(formatTag)  // PCM, IEEE float, A-law, µ-law
+                if hasUncompressedFormat {
+                    framesPerBlock = 1
+                } else if [2, 0x11].contains(formatTag) && size >= 20 {  // MS and IMA ADPCM: wSamplesPerBlock
+                    framesPerBlock = Int(bytes.littleEndian(at: position + 26, bytes: 2))
+                }
             } else if bytes.matches("fact", at: position) && size >= 4 {
                 fact = Fact(offset: position + 8, sampleCount: bytes.littleEndian(at: position + 8, bytes: 4))
             }
             position += 8 + size + size % 2
         }
         guard hasFormat, blockAlign > 0, sampleRate > 0 else { throw RepairFailure(.cannotRepair, "its fmt chunk is missing or describes no audio") }
+    }
+
+    /// How long `dataBytes` of audio last: whole blocks of known frames; else (another compressed
+    /// format) what the byte rate says, as players estimate it.
+    func seconds(dataBytes: Int) -> Double {
+        if let framesPerBlock, framesPerBlock > 0 {
+            return Double(dataBytes / blockAlign * framesPerBlock) / Double(sampleRate)
+        }
+        return bytesPerSecond > 0 ? Double(dataBytes) / Double(bytesPerSecond) : 0
     }
 }

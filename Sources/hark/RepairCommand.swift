@@ -33,7 +33,7 @@ struct RepairCommand: ParsableCommand {
 
             Exit codes: 0 nothing to do; 1 repaired; 2 damaged and repairable (dry run); 65 cannot \
             repair (not FLAC, Ogg Opus or WAV, nothing to recover, or damage a repair would hide); \
-            66 cannot open; 73 cannot create the temporary file; 74 I/O error while writing; 75 a \
+            66 cannot open; 73 the file is read-only or the temporary file cannot be created; 74 I/O error while writing; 75 a \
             recording is still writing the file; 130 interrupted. With several files, the most \
             serious wins.
             """)

@@ -1,0 +1,152 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// `hark repair` on files a user's collection holds besides hark's own: a FLAC a tagger gave an
+/// ID3v1 tag, an MP3, a compressed WAV, a file reached through a symbolic link, and one its owner
+/// made read-only.
+@Suite struct RepairEdgeCaseTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    /// An ID3v1 tag: "TAG", then title, artist, album, year, comment and genre, 128 bytes in all.
+    static let id3v1Tag: Data = {
+        var tag = Data("TAG".utf8) + Data("A title".utf8) + Data(repeating: 0, count: 30 - 7)
+        tag += Data(repeating: 0x20, count: 128 - 1 - tag.count)
+        return tag + Data([12])
+    }()
+
+    @Test func aFLACWithAnID3v1TagAtTheEndIsRepairedAndKeepsIt() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = try RepairCommandTests.peerFiles(rig, seconds: 4)[0].path
+        let stream = try RepairTools.bytes(flac)
+
+        let whole = rig.path("whole.flac")
+        try (stream + Self.id3v1Tag).write(to: URL(fileURLWithPath: whole))
+        let checked = try RepairTools.repair(["--write", whole], rig: rig)
+        #expect(checked.status == 0, "\(checked.standardError)")
+        #expect(checked.errorLines == ["hark: \(whole): nothing to do (FLAC, 4.000 s)"])
+        try expectSameElements(RepairTools.bytes(whole), stream + Self.id3v1Tag, "a whole tagged file was changed")
+
+        // Killed by a crash, then tagged by a player's library: the tag follows a torn frame.
+        let torn = rig.path("torn.flac")
+        try (stream.prefix(stream.count * 2 / 3) + Self.id3v1Tag).write(to: URL(fileURLWithPath: torn))
+        let repaired = try RepairTools.repair(["--write", torn], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(repaired.standardError.contains("repaired (FLAC)"), "\(repaired.standardError)")
+        let result = try RepairTools.bytes(torn)
+        try expectSameElements(result.suffix(128), Self.id3v1Tag, "the tag is kept at the end")
+        let untagged = rig.path("untagged.flac")
+        try result.dropLast(128).write(to: URL(fileURLWithPath: untagged))
+        let test = try FLACTools.test(untagged)
+        #expect(test.status == 0, "\(test.standardError)")
+        let decoded = try FLACTools.decode(untagged, bitsPerSample: 16)
+        #expect(decoded.count > signal.samples.count / 2)
+        try expectSameElements(decoded, signal.samples.prefix(decoded.count), "the kept audio is the input's start")
+        let again = try RepairTools.repair([torn], rig: rig)
+        #expect(again.status == 0, "a repaired tagged file needs nothing more: \(again.standardError)")
+    }
+
+    @Test func anMP3IsNotTakenForAFLAC() throws {
+        let rig = try ALSATestRig(input: Data(count: 4))
+        // An ID3v2.4 tag of 16 bytes (a TIT2 frame), then an MPEG-1 Layer III frame header.
+        var mp3 = Data("ID3".utf8) + Data([4, 0, 0, 0, 0, 0, 16])
+        mp3 += Data("TIT2".utf8) + Data([0, 0, 0, 6, 0, 0, 3]) + Data("Title".utf8)
+        mp3 += Data([0xFF, 0xFB, 0x90, 0x64]) + Data(repeating: 0, count: 413)
+        let path = rig.path("song.mp3")
+        try mp3.write(to: URL(fileURLWithPath: path))
+        let result = try RepairTools.repair([path], rig: rig)
+        #expect(result.status == 65)
+        #expect(result.errorLines == ["hark: \(path): cannot repair: not a FLAC, Ogg Opus or WAV file"])
+    }
+
+    @Test func aCompressedWAVsDurationCountsItsBlocks() throws {
+        let signal = TestSignal(format: Self.format, frames: 2 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let wav = rig.path("adpcm.wav")
+        let made = try runTool("ffmpeg", ["-v", "error", "-f", "s16le", "-ar", "48000", "-ac", "2", "-i", rig.inputFile.path,
+                                          "-c:a", "adpcm_ima_wav", wav])
+        try #require(made.status == 0, "\(made.standardError)")
+        let whole = try RepairTools.repair([wav], rig: rig)
+        #expect(whole.status == 0, "\(whole.standardError)")
+        let seconds = try #require(Self.seconds(in: whole.standardError, after: "nothing to do (WAV, "), "\(whole.standardError)")
+        // ffprobe's figure: 95 blocks of 1017 frames (ffmpeg's byte rate in the header is wrong).
+        #expect(abs(seconds - 2.013) < 0.001, "\(whole.standardError)")
+
+        let bytes = try RepairTools.bytes(wav)
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: wav))
+        let torn = try RepairTools.repair([wav], rig: rig)
+        #expect(torn.status == 2, "\(torn.standardError)")
+        // Half the file: half the audio, in whole blocks of 1017 frames (21 ms), the torn one cut.
+        let dataBytes = try #require(Self.number(in: torn.standardError, after: "the file holds "), "\(torn.standardError)")
+        let kept = try #require(Self.seconds(in: torn.standardError, after: "torn frame at the end, cut; "), "\(torn.standardError)")
+        #expect(abs(kept - Double(Int(dataBytes) / 1024 * 1017) / 48_000) < 0.0005, "\(torn.standardError)")
+        #expect(abs(kept - 1.006) < 0.05, "\(torn.standardError)")
+    }
+
+    @Test func aBackupIsNamedWhereItIsWhenTheFileIsReachedThroughALink() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = try RepairCommandTests.peerFiles(rig, seconds: 3)[0].path
+        let target = rig.path("take.flac"), link = rig.path("link.flac")
+        try RepairTools.bytes(flac).prefix(200_000).write(to: URL(fileURLWithPath: target))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "take.flac")
+        let result = try RepairTools.repair(["--write", "--keep", link], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        let named = try #require(result.standardError.components(separatedBy: "the original is ").last?
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(FileManager.default.fileExists(atPath: named), "the line names \(named), which must exist")
+        #expect(URL(fileURLWithPath: named).resolvingSymlinksInPath().path
+                == URL(fileURLWithPath: target + ".orig").resolvingSymlinksInPath().path)
+        #expect(try FLACTools.test(link).status == 0)
+    }
+
+    /// A user's read-only file is refused, not swapped for a writable copy (which would cut its
+    /// hard links). Run as `nobody` when the suite runs as root, whom file modes do not stop.
+    @Test func aReadOnlyFileIsRefusedAndLeftAsItIs() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let flac = try RepairCommandTests.peerFiles(rig, seconds: 3)[0].path
+        // A directory anyone may enter and write, as a user's own folder is to them.
+        let folder = try Self.worldWritableFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/archive.flac", link = folder + "/also-archive.flac"
+        let damaged = try RepairTools.bytes(flac).prefix(200_000)
+        try damaged.write(to: URL(fileURLWithPath: file))
+        try FileManager.default.linkItem(atPath: file, toPath: link)
+        var executable = harkBinary, arguments = ["repair", "--write", file]
+        if geteuid() == 0 {
+            // nobody must reach the binary: a copy in the folder (the build may be under /root).
+            let copy = folder + "/hark"
+            try FileManager.default.copyItem(atPath: harkBinary.path, toPath: copy)
+            chown(file, 65534, 65534)
+            let setpriv = try #require(findOnPath("setpriv"), "setpriv (util-linux) runs hark as nobody")
+            executable = URL(fileURLWithPath: setpriv)
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", copy] + arguments
+        }
+        chmod(file, 0o444)
+        let result = try RunningProcess(executable, arguments, environment: rig.environment, scratch: rig.directory).wait(timeout: 60)
+        #expect(result.status == 73, "\(result.standardError)")
+        #expect(result.errorLines == ["hark: \(file): not repaired (FLAC): cannot write it: it is read-only (Permission denied); nothing changed"])
+        try expectSameElements(RepairTools.bytes(file), damaged, "the file is as it was")
+        let sameFile = try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
+        #expect(sameFile == (try FileManager.default.attributesOfItem(atPath: link)[.systemFileNumber] as? Int), "still one file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(".") }.isEmpty, "no copy left")
+    }
+
+    static func worldWritableFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hark-readonly-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        chmod(folder, 0o777)
+        return folder
+    }
+
+    /// The seconds in "…<prefix>1.234 s…".
+    static func seconds(in text: String, after prefix: String) -> Double? { number(in: text, after: prefix) }
+
+    /// The number that follows `prefix` in `text`.
+    static func number(in text: String, after prefix: String) -> Double? {
+        guard let range = text.range(of: prefix) else { return nil }
+        return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+    }
+}
