@@ -1,3 +1,4 @@
+import CLinux
 import Encoding
 #if canImport(Glibc)
 import Glibc
@@ -18,22 +19,41 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 
 /// The output's file descriptor, and the promise that a failed start leaves nothing behind.
 ///
-/// A regular file is written under a hidden temporary name in the same directory and renamed onto
-/// the requested path only once capture has started (`commit()`), so an existing file survives a
-/// recording that never started, and a failed start removes its temporary file (`discard()`).
+/// A regular file is made without a name (O_TMPFILE) in the directory it goes to, and linked
+/// under the requested path only once capture has started (`commit()`): an existing file survives
+/// a recording that never started, and one that is refused, fails or is killed (even by SIGKILL,
+/// at the consent prompt, say) before then leaves nothing at all, as the kernel frees a file that
+/// was never linked. Where the file system cannot make such a file, it is written under a hidden
+/// temporary name instead, which a failed start removes (`discard()`) and only a SIGKILL leaves.
 /// Standard output, devices and FIFOs are written in place. A path that is a symbolic link is
 /// written through, as `arecord` or `flac -o` write: the new file goes where the link points and
 /// the link stays (renamed onto the link itself, the recording would replace it).
+///
+/// `keepsExisting`: the name must be new (a recording added to the recordings library, a split's
+/// later file). It is taken at commit without replacing anything, so two recorders that chose the
+/// same name at once (two library recordings started in the same second) cannot write over each
+/// other: the second gets "-2", "-3" before the extension (`OutputNaming.numbered`).
 final class OutputTarget {
-    let destination: OutputDestination
+    /// A file not yet committed: without a name, or under a hidden temporary one.
+    private enum Uncommitted {
+        case anonymous
+        case hidden(String)
+    }
+
+    private(set) var destination: OutputDestination
     let fileDescriptor: Int32
-    private var temporaryPath: String?
-    /// Where the file is renamed to: the requested path with its symbolic links followed.
+    private let keepsExisting: Bool
+    private var uncommitted: Uncommitted?
+    /// A new name taken at commit (`keepsExisting`) before the recording started: a failed start
+    /// removes the file again, as it would one never committed.
+    private var claimedNewName: String?
+    /// Where the file is linked or renamed to: the requested path with its symbolic links followed.
     private var finalPath: String?
 
     /// Creates the output. Throws `.cannotCreateOutput` before any device is touched.
-    init(_ destination: OutputDestination) throws(RecordingError) {
+    init(_ destination: OutputDestination, keepsExisting: Bool = false) throws(RecordingError) {
         self.destination = destination
+        self.keepsExisting = keepsExisting
         switch destination {
         case .standardOutput:
             fileDescriptor = STDOUT_FILENO
@@ -49,14 +69,21 @@ final class OutputTarget {
                 return
             }
             let target = OutputPath.followingLinks(path)
-            let temporary = Self.temporaryName(for: target)
             // Read-write: after a failed write, salvaging the file reads its header back (pread).
-            let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            var descriptor = open(Self.directory(of: target).isEmpty ? "." : Self.directory(of: target),
+                                  hark_open_tmpfile | O_RDWR | O_CLOEXEC, 0o666)
+            if descriptor >= 0 {
+                uncommitted = .anonymous
+            } else if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) {
+                // A file system without O_TMPFILE (or an old kernel): a hidden name.
+                let temporary = Self.temporaryName(for: target)
+                descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                if descriptor >= 0 { uncommitted = .hidden(temporary) }
+            }
             guard descriptor >= 0 else {
                 throw .cannotCreateOutput(path: path, reason: Self.errnoText())
             }
             fileDescriptor = descriptor
-            temporaryPath = temporary
             finalPath = target
             // A shared lock for as long as the file is written: `hark repair` takes an exclusive
             // one, so it refuses to cut a recording still in progress (advisory; nothing else waits).
@@ -65,7 +92,7 @@ final class OutputTarget {
     }
 
     deinit {
-        if let temporaryPath { unlink(temporaryPath) }
+        if case .hidden(let temporary) = uncommitted { unlink(temporary) }
         if fileDescriptor != STDOUT_FILENO { close(fileDescriptor) }
     }
 
@@ -76,24 +103,60 @@ final class OutputTarget {
         return fstat(fileDescriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// Whether the file is still under its hidden temporary name (a file hark created, not yet
-    /// committed or discarded); false for stdout, a FIFO or a device written in place.
-    var hasTemporaryName: Bool { temporaryPath != nil }
+    /// Whether the file is one hark made and has not yet committed or discarded; false for stdout,
+    /// a FIFO or a device written in place.
+    var isUncommittedFile: Bool { uncommitted != nil }
 
-    /// Moves the file to its requested name: called once recording has started.
+    /// Gives the file its name: called once recording has started. With `keepsExisting`, the
+    /// path may change to the first free numbered name (`destination` says which).
     func commit() throws(RecordingError) {
-        guard let temporary = temporaryPath, let finalPath, case .file(let path) = destination else { return }
-        guard rename(temporary, finalPath) == 0 else {
-            throw .cannotCreateOutput(path: path, reason: Self.errnoText())
+        guard let pending = uncommitted, let finalPath, case .file(let path) = destination else { return }
+        if keepsExisting {
+            var candidate = finalPath, counter = 2
+            while !link(pending, as: candidate) {
+                guard errno == EEXIST else { throw .cannotCreateOutput(path: path, reason: Self.errnoText()) }
+                candidate = OutputNaming.numbered(finalPath, counter)
+                counter += 1
+            }
+            if case .hidden(let temporary) = pending { unlink(temporary) }
+            if candidate != finalPath { destination = .file(path: OutputNaming.numbered(path, counter - 1)) }
+            claimedNewName = candidate
+        } else {
+            // Replacing what is there in one step: named beside it first, then renamed onto it.
+            var temporary = Self.temporaryName(for: finalPath)
+            if case .hidden(let name) = pending {
+                temporary = name
+            } else if !link(pending, as: temporary) {
+                guard errno == EEXIST, unlink(temporary) == 0, link(pending, as: temporary) else {
+                    throw .cannotCreateOutput(path: path, reason: Self.errnoText())
+                }
+            }
+            guard rename(temporary, finalPath) == 0 else {
+                let reason = Self.errnoText()
+                unlink(temporary)
+                throw .cannotCreateOutput(path: path, reason: reason)
+            }
         }
-        temporaryPath = nil
+        uncommitted = nil
     }
 
-    /// Removes a file that was never committed. Idempotent.
+    /// Removes a file whose recording never started: one never committed, or one that took a new
+    /// name. Idempotent. Not for a file that holds a recording.
     func discard() {
-        if let temporaryPath {
-            unlink(temporaryPath)
-            self.temporaryPath = nil
+        if case .hidden(let temporary) = uncommitted { unlink(temporary) }
+        if let claimedNewName { unlink(claimedNewName) }
+        uncommitted = nil
+        claimedNewName = nil
+    }
+
+    /// Links the uncommitted file at `path`, failing with EEXIST if something is there. An
+    /// anonymous file is linked through /proc (`linkat` with AT_EMPTY_PATH needs a capability).
+    private func link(_ file: Uncommitted, as path: String) -> Bool {
+        switch file {
+        case .anonymous:
+            linkat(AT_FDCWD, "/proc/self/fd/\(fileDescriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0
+        case .hidden(let temporary):
+            Glibc.link(temporary, path) == 0
         }
     }
 
@@ -104,9 +167,13 @@ final class OutputTarget {
 
     private static func temporaryName(for path: String) -> String {
         let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        return "\(directory).\(name).hark-\(getpid())"
+        return "\(directory(of: path)).\(name).hark-\(getpid())"
+    }
+
+    /// The directory part of `path` with its trailing slash ("" for a bare name).
+    private static func directory(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[...$0]) } ?? ""
     }
 
     private static func errnoText() -> String {

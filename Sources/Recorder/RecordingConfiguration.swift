@@ -56,6 +56,10 @@ public struct OutputConfiguration: Sendable, Equatable {
     public var maxBytes: Int?
     /// The ENCODER tag written into the stream, e.g. "hark 0.1.0 (libFLAC 1.4.2)".
     public var encoderName: String
+    /// Whether the file must not replace one that is there (a recording added to the recordings
+    /// library): it takes the next free "-2", "-3" name instead, even against another recorder
+    /// that chose the same name at the same moment (`OutputTarget`).
+    public var keepsExisting = false
 
     public init(destination: OutputDestination, codec: CodecSettings, maxFileSeconds: Double? = nil,
                 maxBytes: Int? = nil, encoderName: String = "hark") {

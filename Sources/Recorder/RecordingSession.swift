@@ -75,6 +75,19 @@ public final class RecordingSession {
             discardAll()
             throw .captureDevice(error)
         }
+        // A file that must have a new name takes it now, before its splitter and the access log
+        // learn it (another recorder may have taken the name meanwhile): nothing waits for
+        // capture to start to keep an old file that is not there.
+        if configuration.soundActivation == nil {
+            for output in created where output.configuration.keepsExisting {
+                do throws(RecordingError) {
+                    try output.target.commit()
+                } catch {
+                    discardAll()
+                    throw error
+                }
+            }
+        }
         let negotiated = device.negotiated
         let format = negotiated.format
         // Which speaker each channel is: the user's word first, else the device's own map.

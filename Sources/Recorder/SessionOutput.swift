@@ -14,8 +14,9 @@ import Glibc
 struct CreatedOutput {
     let configuration: OutputConfiguration
     let target: OutputTarget
-    /// The first file's destination: the user's path with its strftime conversions expanded.
-    let destination: OutputDestination
+    /// The first file's destination: the user's path with its strftime conversions expanded (and
+    /// a counter added, when a name that must be new was taken at commit).
+    var destination: OutputDestination { target.destination }
     /// Names the next files of a split; nil for standard output.
     let naming: OutputNaming?
 
@@ -28,9 +29,8 @@ struct CreatedOutput {
             destination = .file(path: fileNaming.next(at: time(nil)))
             naming = fileNaming
         }
-        self.destination = destination
         self.naming = naming
-        target = try OutputTarget(destination)
+        target = try OutputTarget(destination, keepsExisting: configuration.keepsExisting)
     }
 }
 
@@ -96,7 +96,7 @@ final class SessionOutput {
         // killed one) leaves nothing behind, and the first segment makes its file afresh, named
         // and dated when it starts. A FIFO or a device is written in place, as without sound
         // activation: it gets its stream's header now and the segments back to back.
-        let startsOnSound = recording.soundActivation != nil && created.naming != nil && target.hasTemporaryName
+        let startsOnSound = recording.soundActivation != nil && created.naming != nil && target.isUncommittedFile
         var encoder = try (startsOnSound ? makeCodec : makeEncoder)(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
         if startsOnSound {
             try encoder.finish()
@@ -108,7 +108,7 @@ final class SessionOutput {
             let splitter = SplittingEncoder(
                 output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
-                bytesPerFrame: format.bytesPerFrame, makeEncoder: makeEncoder)
+                bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: configuration.keepsExisting, makeEncoder: makeEncoder)
             self.splitter = splitter
             encoder = splitter
         } else {

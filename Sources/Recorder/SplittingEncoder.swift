@@ -41,6 +41,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private var hasNoFileYet: Bool
     private var naming: OutputNaming
     private let makeEncoder: MakeEncoder
+    /// Whether a sound-activated recording's first file must not replace one that is there (a
+    /// recording added to the library); later files never do.
+    private let firstFileKeepsExisting: Bool
     private let framesPerFile: Int?
     private let bytesPerFrame: Int
     /// Invariant: frames written to the current file; at most `framesPerFile`.
@@ -73,7 +76,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// is a codec of the same settings (`encoder`, or the one made to check them), whose bounds and
     /// header size every file shares.
     init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
-         naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, makeEncoder: @escaping MakeEncoder) {
+         naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, firstFileKeepsExisting: Bool,
+         makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
         self.output = output
         self.encoder = encoder
@@ -85,6 +89,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         self.framesPerFile = framesPerFile
         self.bytesPerFrame = bytesPerFrame
         self.makeEncoder = makeEncoder
+        self.firstFileKeepsExisting = firstFileKeepsExisting
         paths = encoder == nil ? [] : [path]
         fileStartFrames = encoder == nil ? [] : [0]
     }
@@ -185,14 +190,17 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// recording's first file, named now when the name holds the time), else a new one.
     private func startNextFile() throws(EncoderError) {
         let start = nextFileStart.take() ?? .now()
+        // A later file never replaces one that is there (`OutputNaming`), not even one another
+        // recorder made a moment ago; the first keeps the user's name, as an unsplit one does.
+        var keepsExisting = true
         if hasNoFileYet {
             hasNoFileYet = false
+            keepsExisting = firstFileKeepsExisting
             if case .file(let unused) = output.destination { naming.forget(unused) }
         }
-        let path = naming.next(at: Int(start.secondsSinceEpoch))
         let next: OutputTarget
         do throws(RecordingError) {
-            next = try OutputTarget(.file(path: path))
+            next = try OutputTarget(.file(path: naming.next(at: Int(start.secondsSinceEpoch))), keepsExisting: keepsExisting)
         } catch {
             throw .cannotStartNextFile(error.description)
         }
@@ -209,6 +217,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             next.discard()
             throw .cannotStartNextFile(error.description)
         }
+        let path = next.destination.description
         output = next
         encoder = nextEncoder
         fileStartFrames.append(recordingFrames)

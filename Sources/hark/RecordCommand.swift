@@ -153,7 +153,9 @@ struct RecordCommand: ParsableCommand {
             case let path?: .file(path: path)
             case nil: .file(path: try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension))
             }
-            outputs.append(try output.configuration(destination: destination, speech: capture.speech, tags: streamTags))
+            var configured = try output.configuration(destination: destination, speech: capture.speech, tags: streamTags)
+            configured.keepsExisting = output.path == nil
+            outputs.append(configured)
         }
         var configuration = RecordingConfiguration(
             capture: request, outputs: outputs, durationSeconds: duration, ringSeconds: ringSeconds,

@@ -50,6 +50,27 @@ import Testing
         #expect(next.finish().status == 0)
     }
 
+    /// Killed while the prompt waits (SIGKILL: nothing of hark runs), a recording leaves nothing:
+    /// no file, no hidden one, and a file of the same name as it was.
+    @Test func aRecordingKilledAtThePromptLeavesNothingBehind() throws {
+        let (rig, _) = try undecidedRig()
+        let fresh = rig.path("never-\(UUID().uuidString.prefix(8)).flac")
+        let existing = rig.path("kept-\(UUID().uuidString.prefix(8)).wav")
+        let old = Data("an older take".utf8)
+        try old.write(to: URL(fileURLWithPath: existing))
+        for output in [fresh, existing] {
+            let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output]), rig: rig)
+            #expect(session.waitFor(promptQuestion))
+            let killed = try runTool("pkill", ["-KILL", "-f", "--", output])
+            #expect(killed.status == 0, "pkill found hark: \(killed.standardError)")
+            #expect(session.finish().status != 0)
+        }
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: existing)) == old)
+        let temporary = RepairTools.hiddenFiles(in: rig.directory.path).filter { $0.contains(".hark-") }
+        #expect(temporary.isEmpty, "\(temporary)")
+    }
+
     struct Refusal: Sendable, CustomTestStringConvertible {
         let keys: String
         let remembered: Bool

@@ -105,4 +105,32 @@ import Testing
         #expect(saved.status == 0, "\(saved.standardError)")
         #expect(libraryFiles(rig.path("Recordings")).count == 1)
     }
+
+    /// Two recordings into the library started in the same second choose the same name; each must
+    /// still get a file of its own. Both wait at the microphone prompt, their names chosen, so
+    /// neither has taken its name when the other chooses.
+    @Test func twoRecordingsStartedTogetherEachGetAFileOfTheirOwn() throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes, grantMicrophone: false)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        // Early in a second, so both choose within it on all but a very slow machine.
+        let now = Date().timeIntervalSince1970
+        usleep(useconds_t((now.rounded(.up) - now + 0.05) * 1_000_000))
+        let sessions = try (0..<2).map { _ in try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1"]), rig: rig) }
+        for session in sessions { #expect(session.waitFor(promptQuestion), "\(session.screen)") }
+        for session in sessions { session.type("o\n") }
+        for session in sessions {
+            let result = session.finish()
+            #expect(result.status == 0, "\(result.screen)")
+        }
+        let saved = libraryFiles(rig.path("Recordings"))
+        #expect(saved.count == 2, "\(saved)")
+        for name in saved {
+            try expectSameElements(FLACTools.decode(rig.path("Recordings/\(name)"), bitsPerSample: 16), signal.samples, name)
+        }
+        let listed = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+            .split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) }
+        #expect(listed.sorted() == saved, "hark list names both files: \(listed)")
+        #expect(RepairTools.hiddenFiles(in: rig.path("Recordings")).filter { $0.contains(".hark-") }.isEmpty)
+    }
 }
