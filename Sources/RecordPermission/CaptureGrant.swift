@@ -21,12 +21,16 @@ public struct CaptureGrant: Sendable, Hashable {
     public let consent: ConsentSource
     /// `.microphone` or `.systemAudio`.
     public let resource: PermissionResource
+    /// For a consent given at the prompt: the resource's revocation token when the answer came
+    /// (see `PermissionWatch.startsFrom`); nil for a stored one.
+    let revocationTokenAtAnswer: [UInt8]?
 
-    init(manifest: AppManifest, consent: ConsentSource, resource: PermissionResource) {
+    init(manifest: AppManifest, consent: ConsentSource, resource: PermissionResource, revocationTokenAtAnswer: [UInt8]? = nil) {
         precondition(resource.isCaptureSource, "a capture grant is for the microphone or system audio")
         self.manifest = manifest
         self.consent = consent
         self.resource = resource
+        self.revocationTokenAtAnswer = revocationTokenAtAnswer
     }
 
     /// Stops the program if the manifest lacks the purpose string for the grant's resource. Capture

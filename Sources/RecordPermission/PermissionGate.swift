@@ -65,7 +65,9 @@ public struct PermissionGate: Sendable {
     /// `notDetermined`. Stops the program first if the manifest lacks the purpose string.
     public func requestAccess(for mediaType: MediaType, prompt: any ConsentPrompting = TerminalPrompt()) -> AccessResult {
         switch decide(mediaType.resource, prompt: prompt) {
-        case .success(let consent): .granted(CaptureGrant(manifest: manifest, consent: consent, resource: mediaType.resource))
+        case .success(let consent):
+            .granted(CaptureGrant(manifest: manifest, consent: consent.source, resource: mediaType.resource,
+                                  revocationTokenAtAnswer: consent.revocationTokenAtAnswer))
         case .failure(let refusal): .refused(refusal)
         }
     }
@@ -77,7 +79,7 @@ public struct PermissionGate: Sendable {
     /// lists or replaces what the library holds.
     public func requestAccess(for level: LibraryAccessLevel, prompt: any ConsentPrompting = TerminalPrompt()) -> LibraryAccessResult {
         switch decide(level.resource, prompt: prompt) {
-        case .success(let consent): .granted(LibraryAddGrant(manifest: manifest, consent: consent))
+        case .success(let consent): .granted(LibraryAddGrant(manifest: manifest, consent: consent.source))
         case .failure(let refusal): .refused(refusal)
         }
     }
@@ -116,10 +118,18 @@ public struct PermissionGate: Sendable {
         }
     }
 
+    /// A consent, and for an answer at the prompt the resource's revocation token as it was when
+    /// the answer came: a `deny` or `reset` made while the prompt waited is older than the answer,
+    /// which then stands (`PermissionWatch.startsFrom`), where one made after it stops the recording.
+    private struct Consent {
+        let source: ConsentSource
+        var revocationTokenAtAnswer: [UInt8]?
+    }
+
     /// The shared decision: policy, then the store, then the prompt.
-    private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<ConsentSource, AccessRefusal> {
+    private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<Consent, AccessRefusal> {
         manifest.requireUsageDescription(for: resource)
-        if let decided = decidedAccess(to: resource) { return decided }
+        if let decided = decidedAccess(to: resource) { return decided.map { Consent(source: $0) } }
         let subject = resource.rawValue.capitalizedFirst
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
@@ -127,10 +137,11 @@ public struct PermissionGate: Sendable {
         }
         switch answer {
         case .allow:
+            let token = store.revocationToken(for: resource)
             let stored = (try? store.write(.authorized, for: resource, setBy: "prompt")) != nil
-            return .success(stored ? .prompt : .once)
+            return .success(Consent(source: stored ? .prompt : .once, revocationTokenAtAnswer: token))
         case .allowOnce:
-            return .success(.once)
+            return .success(Consent(source: .once, revocationTokenAtAnswer: store.revocationToken(for: resource)))
         case .deny:
             try? store.write(.denied, for: resource, setBy: "prompt")
             return .failure(AccessRefusal(kind: .denied, message: "\(subject) access was not allowed; change it with '\(grantCommand(resource))'"))

@@ -16,7 +16,7 @@ public struct PermissionWatch {
     private var storeFingerprint: [Int]
     private var policyFingerprint: [Int]
     /// Renewed by every `deny` and `reset` of the resource; see `PermissionStore.revocationToken(for:)`.
-    private let revocationToken: [UInt8]
+    private var revocationToken: [UInt8]
     /// Once `isRevoked` said true: what happened, as the recording's last line says it
     /// ("microphone access was revoked").
     public private(set) var revocation: String?
@@ -30,6 +30,13 @@ public struct PermissionWatch {
         policyFingerprint = SecureFile.fingerprint(gate.locations.policyFile)
         revocationToken = gate.store.revocationToken(for: resource)
         directories = DirectoryWatch(directories: [gate.locations.storeDirectory, gate.locations.systemDirectory])
+    }
+
+    /// Takes `grant` into account once access was asked for (the watch was made before, so a
+    /// change while the device opens is seen): an answer at the prompt is newer than any `deny`
+    /// or `reset` made while the prompt waited, so only one made after the answer revokes.
+    public mutating func startsFrom(_ grant: CaptureGrant) {
+        if let token = grant.revocationTokenAtAnswer { revocationToken = token }
     }
 
     /// What to sleep on between checks: readable when something the watch looks at may have

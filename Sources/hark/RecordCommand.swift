@@ -176,6 +176,7 @@ struct RecordCommand: ParsableCommand {
             // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
             let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
             session = try RecordingSession(configuration, soundServer: choice.soundServer) { gate.requestAccess(for: media) }
+            watch.startsFrom(session.grant)
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }

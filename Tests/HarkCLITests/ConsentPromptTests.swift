@@ -50,6 +50,26 @@ import Testing
         #expect(next.finish().status == 0)
     }
 
+    /// A deny or reset made (from another terminal, or another hark's prompt) while this prompt
+    /// waited is older than the answer given to it: Allow then records, where it used to stop at
+    /// once as "revoked", leaving an empty file in place of the one that was there.
+    @Test(arguments: ["a\n", "o\n"])
+    func anAnswerGivenAfterADenyWhileThePromptWaitedStands(_ answer: String) throws {
+        let (rig, signal) = try undecidedRig()
+        // Paced: the watch looks while the recording runs (from a file, it would be over first).
+        try rig.startPulseAudio()
+        let output = rig.path("answered.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "1", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        #expect(try runHark(["permissions", "reset", "microphone"], rig: rig).status == 0)
+        session.type(answer)
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(!result.screen.contains("revoked"), "\(result.screen)")
+        try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples)
+    }
+
     /// Killed while the prompt waits (SIGKILL: nothing of hark runs), a recording leaves nothing:
     /// no file, no hidden one, and a file of the same name as it was.
     @Test func aRecordingKilledAtThePromptLeavesNothingBehind() throws {
