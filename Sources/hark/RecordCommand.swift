@@ -146,6 +146,14 @@ struct RecordCommand: ParsableCommand {
             // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
             _ = streamTags.add("HARK_SOURCE", source.description)
         }
+        // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
+        let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
+        // A device access already refused is said before the library is asked about: a Yes there
+        // would make a folder and store a decision for a recording that cannot happen.
+        if requests.contains(where: { $0.path == nil }), case .refused(let refusal) = HarkManifest.gate.existingGrant(for: media),
+           refusal.kind != .notDetermined {
+            throw CommandFailure(message: refusal.message, exitCode: ExitStatus.noPermission)
+        }
         var outputs: [OutputConfiguration] = []
         for output in requests {
             let destination: OutputDestination = switch output.path {
@@ -173,8 +181,6 @@ struct RecordCommand: ParsableCommand {
         do {
             // Consent is asked for here: after the arguments and the output are known to be good,
             // right before the device is opened.
-            // A monitor source (what the system plays) needs the system-audio grant, not the microphone's.
-            let media: MediaType = choice.resource == .systemAudio ? .systemAudio : .audio
             session = try RecordingSession(configuration, soundServer: choice.soundServer) { gate.requestAccess(for: media) }
             watch.startsFrom(session.grant)
             // The access log learns of every file a split starts, so an unfinished recording's

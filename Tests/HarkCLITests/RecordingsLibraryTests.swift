@@ -87,6 +87,25 @@ import Testing
         #expect(try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("named.flac")], rig: rig).status == 0)
     }
 
+    /// With the microphone already denied, the recording cannot happen: that is said first, and
+    /// nothing asks about the library, makes its folder or stores an answer for it.
+    @Test func aDeniedMicrophoneIsSaidBeforeTheLibraryIsAskedAbout() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes, grantMicrophone: false)
+        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1"]), rig: rig)
+        let result = session.finish(timeout: 20)
+        #expect(result.status == 77, "\(result.screen)")
+        #expect(!result.screen.contains(promptQuestion), "no prompt: \(result.screen)")
+        #expect(result.screen.contains("not allowed to use the microphone"), "\(result.screen)")
+        let withoutTerminal = try runHark(["record", "-D", "filecap", "-d", "1"], rig: rig)
+        #expect(withoutTerminal.status == 77)
+        #expect(withoutTerminal.errorLines.count == 1 && withoutTerminal.standardError.contains("hark permissions grant microphone"),
+                "\(withoutTerminal.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("Recordings")))
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.contains("recordings: not determined"), "\(status)")
+    }
+
     @Test func anotherAppNeedsItsOwnGrantToAddToTheLibrary() throws {
         let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000),
                                                     frames: 48_000).alsaBytes)
