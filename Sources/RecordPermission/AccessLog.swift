@@ -105,7 +105,8 @@ public struct AccessLog: Sendable {
         }
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")
+            let why = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+            throw PermissionChangeError(message: "cannot write the access log \(path): \(why)")
         }
         defer { close(descriptor) }
         // A log made looser by hand (0644, 0666) is private again: it names every recording, and
@@ -129,6 +130,20 @@ public struct AccessLog: Sendable {
     /// Every line that parses as JSON, oldest first.
     func lines() -> [JSONValue] {
         rawLines().compactMap { try? JSONValue(parsing: $0) }
+    }
+
+    /// Why the log or its rotated part is not read, a line each ("the access log … is writable by
+    /// other users (mode 666)"); empty when both are read (or absent). What cannot be trusted to
+    /// be hark's own writing is left out of `entries()`, so a command showing them says this too.
+    public func untrustedParts() -> [String] {
+        [path + ".1", path].compactMap { file in
+            do throws(SecureFile.Problem) {
+                _ = try SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536)
+                return nil
+            } catch {
+                return "the access log \(file) \(error.text), so it is not read"
+            }
+        }
     }
 
     /// Every line's bytes, oldest first (the rotated file, then the current one), unparsed: slices

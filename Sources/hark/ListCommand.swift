@@ -16,8 +16,11 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         let library = RecordingsLibrary.current()
-        let saved = AccessLog().entries().filter { library.contains($0.output) }
+        let log = AccessLog()
+        let saved = log.entries().filter { library.contains($0.output) }
+        let untrusted = log.untrustedParts()
         guard !saved.isEmpty else {
+            try failIfUntrusted(untrusted)
             Console.notice("no recordings saved in \(library.directory) yet; 'hark record' without -o saves there")
             return
         }
@@ -35,5 +38,16 @@ struct ListCommand: ParsableCommand {
             }
         }
         print(text, terminator: "")
+        try failIfUntrusted(untrusted)
     }
+}
+
+/// Ends a command that read the access log with exit 77 when a part of it was not read (not
+/// trusted to be hark's own writing), after what could be read was shown: "nothing saved" or an
+/// empty list would be a false answer.
+func failIfUntrusted(_ problems: [String]) throws {
+    guard let last = problems.last else { return }
+    let remedy = "; move it away, or make it a private file of yours (chmod 600)"
+    problems.dropLast().forEach { Console.error($0 + remedy) }
+    throw CommandFailure(message: last + remedy, exitCode: ExitStatus.noPermission)
 }

@@ -132,7 +132,9 @@ extension PermissionsCommand {
 
         func run() throws {
             let threshold = since.flatMap { LogFilter.startTime($0, now: .now()) }
-            let entries = AccessLog().entries().filter { threshold == nil || $0.start >= threshold! }
+            let log = AccessLog()
+            let entries = log.entries().filter { threshold == nil || $0.start >= threshold! }
+            let untrusted = log.untrustedParts()
             var text = ""
             for entry in entries {
                 if json {
@@ -149,6 +151,7 @@ extension PermissionsCommand {
                 }
             }
             print(text, terminator: "")
+            try failIfUntrusted(untrusted)
         }
 
         /// The sample rate in a log entry's format text ("S16_LE, 2 ch, 48000 Hz, flac").

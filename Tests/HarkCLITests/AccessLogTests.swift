@@ -99,4 +99,33 @@ import Testing
         #expect(log.map(\.consent) == ["prompt", "once"])
         #expect(log.map(\.ended) == ["duration", "revoked"])
     }
+
+    /// A log others could have written (or a link put in its place) is not read; `hark list` and
+    /// `hark permissions log` say so and exit 77, instead of "no recordings saved yet" and nothing.
+    @Test func aLogThatCannotBeTrustedIsReportedNotTakenForAnEmptyOne() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        #expect(try runHark(["record", "-D", "filecap", "-d", "0.5"], rig: rig).status == 0)
+        #expect(try runHark(["list"], rig: rig).status == 0)
+
+        chmod(rig.accessLogFile, 0o666)
+        for command in [["list"], ["permissions", "log"]] {
+            let result = try runHark(command, rig: rig)
+            #expect(result.status == 77, "\(command): \(result.standardError)")
+            #expect(result.errorLines == ["hark: the access log \(rig.accessLogFile) is writable by other users (mode 666), so it is not read; "
+                                          + "move it away, or make it a private file of yours (chmod 600)"], "\(command)")
+            #expect(result.standardOutput.isEmpty)
+        }
+        chmod(rig.accessLogFile, 0o600)
+        #expect(try runHark(["list"], rig: rig).status == 0, "private again, it is read")
+
+        let moved = rig.accessLogFile + ".elsewhere"
+        #expect(rename(rig.accessLogFile, moved) == 0 && symlink(moved, rig.accessLogFile) == 0)
+        let linked = try runHark(["list"], rig: rig)
+        #expect(linked.status == 77)
+        #expect(linked.standardError.contains("\(rig.accessLogFile) is a symbolic link, so it is not read"), "\(linked.standardError)")
+        let recorded = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("x.flac")], rig: rig)
+        #expect(recorded.standardError.contains("cannot write the access log \(rig.accessLogFile): it is a symbolic link"),
+                "\(recorded.standardError)")
+    }
 }
