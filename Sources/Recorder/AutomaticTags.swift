@@ -8,9 +8,10 @@ import RecordPermission
 ///   (`2026-11-22T14:03:05+01:00`; see `WallClockTime.localISO8601`);
 /// - `ENCODER`: hark's version and the codec library's, e.g. `hark 0.1.0 (libFLAC 1.4.2)`;
 /// - `HARK_CAPTURE`: what the device negotiated (`captureDescription(of:)`);
-/// - for a file, `HARK_FIRST_SAMPLE_TIME`, `HARK_FIRST_SAMPLE` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
+/// - for a file, `HARK_FIRST_SAMPLE_TIME` and `HARK_CLOCK_DRIFT_PPM` (`ClockStamp`): placeholders
 ///   of the values' width, written over when the recording ends, since neither is known when the
-///   header is written. A file that keeps them was never finished.
+///   header is written (a file that keeps them was never finished); `HARK_FIRST_SAMPLE`, the
+///   file's first sample's number, known when the file starts.
 /// - for a file, its loudness: `REPLAYGAIN_TRACK_GAIN` and `REPLAYGAIN_TRACK_PEAK` (FLAC) or
 ///   `R128_TRACK_GAIN` (Opus), placeholders written over when the recording ends (`LoudnessStamp`).
 ///
@@ -26,6 +27,9 @@ struct AutomaticTags {
     let recordingDetails: (start: WallClockTime, capture: NegotiatedCapture)?
     /// Whether to reserve the clock tags (a file, with the recording details).
     var reservesClockTags = false
+    /// The file's first sample's number in the recording: known when the file starts, so written
+    /// at once (a killed split's finished parts can still be placed), unlike the time and drift.
+    var firstSampleNumber = 0
     /// Loudness tags to reserve, with their placeholders (a file; see `LoudnessStamp`). Kept with
     /// `--no-auto-tags`: they describe the audio, not where or when it was recorded.
     var loudnessPlaceholders: [(key: String, value: String)] = []
@@ -42,7 +46,7 @@ struct AutomaticTags {
             automatic.append(("HARK_CAPTURE", Self.captureDescription(of: recordingDetails.capture)))
             if reservesClockTags {
                 automatic.append((ClockStamp.timeKey, ClockStamp.timePlaceholder))
-                automatic.append((ClockStamp.sampleKey, ClockStamp.samplePlaceholder))
+                automatic.append((ClockStamp.sampleKey, ClockStamp.sampleText(firstSampleNumber)))
                 automatic.append((ClockStamp.driftKey, ClockStamp.driftPlaceholder))
             }
         }

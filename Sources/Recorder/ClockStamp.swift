@@ -11,9 +11,9 @@ import Glibc
 /// - FLAC and Ogg Opus: the tags `HARK_FIRST_SAMPLE_TIME=2026-11-23T23:29:11.482913Z` (UTC, to the
 ///   microsecond; the time of the file's first sample), `HARK_FIRST_SAMPLE=000000096000` (the sample
 ///   count that time refers to: that sample's number in the recording, 0 but for the later files
-///   of a split) and `HARK_CLOCK_DRIFT_PPM=+00001.300` (or `unmeasured` for a recording too short
-///   to tell), written over placeholders of the same width (`AutomaticTags`), so nothing moves. In
-///   Ogg the OpusTags page's CRC is computed again.
+///   of a split; `AutomaticTags` writes it as the file starts) and `HARK_CLOCK_DRIFT_PPM=+00001.300`
+///   (or `unmeasured` for a recording too short to tell), written over placeholders of the same
+///   width (`AutomaticTags`), so nothing moves. In Ogg the OpusTags page's CRC is computed again.
 /// - WAV: the Broadcast WAVE `bext` chunk (EBU Tech 3285): OriginationDate and OriginationTime of
 ///   the first sample in local time, TimeReference the samples since local midnight at it (what
 ///   broadcast tools align on), and the same two values in the Description.
@@ -60,13 +60,22 @@ struct ClockStamp {
         }
     }
 
-    /// Writes over the three placeholders; false when any is missing.
+    /// "000000096000": a first sample's number in the placeholder's twelve digits.
+    static func sampleText(_ frame: Int) -> String {
+        var sample = String(frame)
+        while sample.count < samplePlaceholder.count { sample = "0" + sample }
+        return sample
+    }
+
+    /// Writes over the time's and the drift's placeholders, and the sample number's where the
+    /// file has a placeholder rather than the number (`AutomaticTags` writes it as the file
+    /// starts); false when any is missing.
     private func writeTags(into header: inout [UInt8]) -> Bool {
         guard let timeText = time.iso8601Microseconds, timeText.utf8.count == Self.timePlaceholder.utf8.count else { return false }
-        var sample = String(fileStartFrame)
-        while sample.count < Self.samplePlaceholder.count { sample = "0" + sample }
+        let sample = Self.sampleKey + "=" + Self.sampleText(fileStartFrame)
         return HeaderPatch.replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
-            && HeaderPatch.replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: Self.sampleKey + "=" + sample, in: &header)
+            && (HeaderPatch.replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: sample, in: &header)
+                || HeaderPatch.replace(sample, with: sample, in: &header))
             && HeaderPatch.replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
     }
 

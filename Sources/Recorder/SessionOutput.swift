@@ -79,16 +79,17 @@ final class SessionOutput {
         let measuresLoudness = recording.measuresLoudness
         let loudness = LoudnessLedger(format: format, layout: layout)
         self.loudness = loudness
-        let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start throws(EncoderError) in
+        let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start, firstFrame throws(EncoderError) in
             var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
             automatic.reservesClockTags = stampsClock
+            automatic.firstSampleNumber = firstFrame
             automatic.loudnessPlaceholders = isFile && measuresLoudness ? LoudnessStamp.placeholders(for: codec) : []
             let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
                                         expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
         }
-        let makeEncoder: SplittingEncoder.MakeEncoder = measuresLoudness ? { sink, start throws(EncoderError) in
-            loudness.measuring(try makeCodec(sink, start))
+        let makeEncoder: SplittingEncoder.MakeEncoder = measuresLoudness ? { sink, start, firstFrame throws(EncoderError) in
+            loudness.measuring(try makeCodec(sink, start, firstFrame))
         } : makeCodec
         // A sound-activated file output has no file until the first sound: the codec made here
         // only checks its settings (so a bad one fails now, as always), into the temporary file
@@ -97,7 +98,7 @@ final class SessionOutput {
         // and dated when it starts. A FIFO or a device is written in place, as without sound
         // activation: it gets its stream's header now and the segments back to back.
         let startsOnSound = recording.soundActivation != nil && created.naming != nil && target.isUncommittedFile
-        var encoder = try (startsOnSound ? makeCodec : makeEncoder)(OutputSink(fileDescriptor: target.fileDescriptor), startTime)
+        var encoder = try (startsOnSound ? makeCodec : makeEncoder)(OutputSink(fileDescriptor: target.fileDescriptor), startTime, 0)
         if startsOnSound {
             try encoder.finish()
             target.discard()

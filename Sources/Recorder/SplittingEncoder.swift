@@ -29,8 +29,9 @@ import Glibc
 /// segment is complete on disk while hark waits for the next. `skip` counts the frames the
 /// recording passed over, so each file knows where in the recording it starts.
 final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
-    /// Makes the codec for a file starting at the given moment (its DATE tag).
-    typealias MakeEncoder = (OutputSink, WallClockTime) throws(EncoderError) -> any AudioEncoder
+    /// Makes the codec for a file starting at the given moment (its DATE tag) and frame of the
+    /// recording (its HARK_FIRST_SAMPLE).
+    typealias MakeEncoder = (OutputSink, WallClockTime, Int) throws(EncoderError) -> any AudioEncoder
 
     /// The current file's target; before a sound-activated recording's first file, the one
     /// made (and removed again) before consent, whose name the first file may take.
@@ -206,7 +207,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         }
         let nextEncoder: any AudioEncoder
         do throws(EncoderError) {
-            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor), start)
+            nextEncoder = try makeEncoder(OutputSink(fileDescriptor: next.fileDescriptor), start, recordingFrames)
         } catch {
             next.discard()
             throw error

@@ -74,7 +74,7 @@ import Testing
         throw TestRigError("no bext chunk in \(path)")
     }
 
-    @Test func eachFileOfASplitRecordingHasItsOwnFirstSampleTimeAndAKilledOneKeepsThePlaceholder() throws {
+    @Test func eachFileOfASplitRecordingHasItsOwnFirstSampleTimeAndAKilledOneKeepsThePlaceholderButItsSample() throws {
         let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         try rig.startPulseAudio()
@@ -93,14 +93,19 @@ import Testing
             #expect(try FLACTools.tags(rig.path(name)).contains("HARK_FIRST_SAMPLE=\(sample)"), "\(name)")
         }
 
-        let killed = rig.path("killed.flac")
-        let recording = try startHark(["record", "-D", "pacedcap", "-d", "20", "-o", killed], rig: rig)
+        // Killed in its second file: both keep the time's and the drift's placeholders, but each
+        // knows which sample it starts at (written as the file starts), so the parts can be placed.
+        let killed = rig.path("killed.flac"), killedSecond = rig.path("killed-2.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "20", "--max-file-time", "1", "-o", killed], rig: rig)
         let deadline = Date().addingTimeInterval(30)
-        while ((try? Data(contentsOf: URL(fileURLWithPath: killed)).count) ?? 0) < 20_000 && Date() < deadline { usleep(20_000) }
+        while ((try? Data(contentsOf: URL(fileURLWithPath: killedSecond)).count) ?? 0) < 20_000 && Date() < deadline { usleep(20_000) }
         recording.send(SIGKILL)
         _ = recording.wait(timeout: 10)
-        let tags = try FLACTools.tags(killed)
-        #expect(tags.contains("HARK_FIRST_SAMPLE_TIME=0000-00-00T00:00:00.000000Z") && tags.contains("HARK_CLOCK_DRIFT_PPM=unmeasured"), "\(tags)")
+        for (path, sample) in [(killed, "000000000000"), (killedSecond, "000000048000")] {
+            let tags = try FLACTools.tags(path)
+            #expect(tags.contains("HARK_FIRST_SAMPLE_TIME=0000-00-00T00:00:00.000000Z") && tags.contains("HARK_CLOCK_DRIFT_PPM=unmeasured"), "\(tags)")
+            #expect(tags.contains("HARK_FIRST_SAMPLE=\(sample)"), "\(path): \(tags)")
+        }
     }
 
     @Test func aShortOrUnpacedRecordingHasAFirstSampleTimeButNoDrift() throws {
