@@ -174,10 +174,11 @@ public struct PermissionGate: Sendable {
     }
 
     /// Forgets the decision for `resource`, or all of them (`tccutil reset`). Also repairs an
-    /// untrusted store.
-    public func reset(_ resource: PermissionResource?) throws(PermissionChangeError) {
+    /// untrusted store, by removing it: true then, as every decision was forgotten.
+    @discardableResult
+    public func reset(_ resource: PermissionResource?) throws(PermissionChangeError) -> Bool {
         do throws(StoreProblem) {
-            try store.reset(resource)
+            return try store.reset(resource)
         } catch {
             throw PermissionChangeError(message: error.description)
         }

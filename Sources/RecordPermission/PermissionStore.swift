@@ -77,10 +77,12 @@ struct PermissionStore {
     /// Also the repair for an untrusted store: whatever sits at the store file's path (a symlink, a
     /// directory, a corrupt file) is removed, never followed; and a store directory that cannot be
     /// trusted (a symlink, dangling or not, another user's, writable by others, not a directory) is
-    /// removed with everything in it — nothing it holds could be trusted either.
-    func reset(_ resource: PermissionResource?) throws(StoreProblem) {
+    /// removed with everything in it — nothing it holds could be trusted either. Returns true then:
+    /// every decision is gone, whichever was asked for.
+    @discardableResult
+    func reset(_ resource: PermissionResource?) throws(StoreProblem) -> Bool {
         let directory = locations.storeDirectory
-        guard SecureFile.somethingIsAt(directory) else { return }
+        guard SecureFile.somethingIsAt(directory) else { return false }
         do throws(SecureFile.Problem) {
             try SecureFile.checkPrivateDirectory(directory)
         } catch {
@@ -91,18 +93,26 @@ struct PermissionStore {
             }
             let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
             SecureFile.syncDirectory(parent.isEmpty ? "/" : parent)
-            return
+            return true
         }
-        let forgotten = resource.map { [$0] } ?? PermissionResource.allCases
-        try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
+        var forgotten = resource.map { [$0] } ?? PermissionResource.allCases
+        return try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) -> Bool in
             // An untrusted file is removed as a whole; a trusted one keeps the other resources.
-            if var record = try? read() {
+            let stored: Record?, trusted: Bool
+            do throws(StoreProblem) {
+                stored = try read()
+                trusted = true
+            } catch {
+                (stored, trusted) = (nil, false)
+                forgotten = PermissionResource.allCases
+            }
+            if var record = stored {
                 for each in forgotten { record.decisions[each.rawValue] = nil }
                 if !record.decisions.isEmpty {
                     guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
                     try replace(path, with: bytes)
                     try renewRevocationStamp(for: forgotten)
-                    return
+                    return false
                 }
             }
             do throws(SecureFile.Problem) {
@@ -111,6 +121,7 @@ struct PermissionStore {
                 throw StoreProblem(path: path, text: "cannot be removed")
             }
             try renewRevocationStamp(for: forgotten)
+            return !trusted
         }
     }
 

@@ -70,10 +70,12 @@ public struct PermissionWatch {
         guard store != storeFingerprint || policy != policyFingerprint else { return false }
         storeFingerprint = store
         policyFingerprint = policy
-        switch gate.statusDetail(for: resource).status {
+        let detail = gate.statusDetail(for: resource)
+        switch detail.status {
         case .authorized: return false
         case .notDetermined: return consent != .once && revoke(revoked)
-        case .denied, .restricted: return revoke(revoked)
+        case .denied: return revoke(revoked)
+        case .restricted: return revoke("\(resource.accessName) access was \(detail.note ?? "restricted by the administrator")")
         }
     }
 

@@ -6,7 +6,7 @@ import Recorder
 struct PermissionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "permissions",
-        abstract: "Show and change who may use the microphone and the system's audio (like Settings › Privacy, and tccutil).",
+        abstract: "Show and change who may use the microphone, the system's audio and your recordings library (like Settings › Privacy, and tccutil).",
         subcommands: [Status.self, Grant.self, Deny.self, Reset.self, Log.self],
         defaultSubcommand: Status.self
     )
@@ -64,7 +64,8 @@ extension PermissionsCommand {
         }
 
         private func describe(_ detail: StatusDetail, _ resource: PermissionResource) -> String {
-            if let note = detail.note, detail.status == .restricted { return "restricted — \(note)" }
+            // The policy's reasons begin with "restricted" themselves.
+            if let note = detail.note, detail.status == .restricted { return note.hasPrefix("restricted") ? note : "restricted — \(note)" }
             if let note = detail.note { return "denied — \(note)" }
             switch detail.status {
             case .notDetermined:
@@ -95,7 +96,7 @@ extension PermissionsCommand {
 
     struct Deny: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Refuse a resource; a recording running under it stops within a second.")
+            abstract: "Refuse a resource; a recording from the microphone or system audio running under it stops within a second.")
         @Argument(help: "The resource: microphone, systemAudio (monitor sources: what the system plays), or recordings (adding to your recordings library).") var resource: PermissionResource
         @OptionGroup var app: AppOption
 
@@ -112,8 +113,19 @@ extension PermissionsCommand {
         @OptionGroup var app: AppOption
 
         func run() throws {
-            try change { try app.gate.reset(resource) }
-            Console.notice("\(resource?.rawValue ?? "all decisions") reset for \(app.app); the next recording will ask")
+            var removedWholeStore = false
+            try change { removedWholeStore = try app.gate.reset(resource) }
+            let forgotten = removedWholeStore ? PermissionResource.allCases : resource.map { [$0] } ?? PermissionResource.allCases
+            let what = if let resource, removedWholeStore {
+                "\(app.app)'s permission store could not be trusted, so it was removed: every decision is reset, not only \(resource.rawValue)'s"
+            } else {
+                "\(resource?.rawValue ?? "all decisions") reset for \(app.app)"
+            }
+            // A restriction outlives the reset: nothing will ask while it holds.
+            let restricted = forgotten.filter { app.gate.statusDetail(for: $0).status == .restricted }.map(\.rawValue)
+            let next = restricted.isEmpty ? "the next recording will ask"
+                : "\(restricted.joined(separator: " and ")) \(restricted.count == 1 ? "stays" : "stay") restricted, so nothing will ask"
+            Console.notice("\(what); \(next)")
         }
     }
 

@@ -57,15 +57,34 @@ import Testing
         let result = try record(rig)
         #expect(result.status == 77)
         #expect(result.errorLines == ["hark: Microphone access is restricted by the administrator (\(rig.systemDirectory.path)/policy.json)"])
-        #expect(try statusText(rig).hasPrefix("microphone: restricted — restricted by the administrator"))
+        let restrictedStatus = try statusText(rig)
+        #expect(restrictedStatus.hasPrefix("microphone: restricted by the administrator ("), "the word once: \(restrictedStatus)")
         let grant = try permissions(["grant", "microphone"], rig)
         #expect(grant.status == 77 && grant.standardError.contains("cannot be changed"))
-        // No prompt either, even on a terminal.
-        try permissions(["reset"], rig).expectSuccess()
+        // No prompt either, even on a terminal; the reset does not promise one.
+        let reset = try permissions(["reset", "microphone"], rig)
+        reset.expectSuccess()
+        #expect(reset.errorLines == ["hark: microphone reset for dev.hark.cli; microphone stays restricted, so nothing will ask"])
         let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o", rig.path("t.flac")]), rig: rig)
         let onTerminal = session.finish()
         #expect(onTerminal.status == 77)
         #expect(!onTerminal.screen.contains(promptQuestion))
+    }
+
+    /// A restriction made while recording stops it, and the last line says by whom.
+    @Test func aRestrictionWhileRecordingStopsItAndSaysSo() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000),
+                                                    frames: 12 * 48_000).alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("restricted.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        try writePolicy(#"{"microphone": {"restricted": true}}"#, rig)
+        let result = recording.wait(timeout: 10)
+        #expect(result.status == 77)
+        #expect(result.errorLines.last == "hark: microphone access was restricted by the administrator (\(rig.systemDirectory.path)/policy.json); "
+                + "the recording was stopped and finalized", "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
     }
 
     @Test func aRestrictionForListedAppsAppliesOnlyToThem() throws {
@@ -82,6 +101,27 @@ import Testing
         try writePolicy("{ not json", rig)
         let result = try record(rig)
         #expect(result.status == 77 && result.standardError.contains("is not valid"), "\(result.standardError)")
+        let status = try statusText(rig)
+        #expect(status.hasPrefix("microphone: restricted: the administrator's policy "), "\(status)")
+    }
+
+    /// A reset of one resource repairs an untrusted store by removing it, which forgets every
+    /// decision: the line says so rather than naming the one resource.
+    @Test func resettingOneResourceOfAnUntrustedStoreSaysEveryDecisionWent() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000))
+        try permissions(["grant", "systemAudio"], rig).expectSuccess()
+        try Data("{".utf8).write(to: URL(fileURLWithPath: rig.storeFile))
+        let reset = try permissions(["reset", "systemAudio"], rig)
+        reset.expectSuccess()
+        #expect(reset.errorLines == ["hark: dev.hark.cli's permission store could not be trusted, so it was removed: every decision is reset, "
+                                     + "not only systemAudio's; the next recording will ask"])
+        let status = try statusText(rig)
+        #expect(status.contains("microphone: not determined") && status.contains("systemAudio: not determined"), "\(status)")
+        // A trusted store keeps the others.
+        try permissions(["grant", "microphone"], rig).expectSuccess()
+        try permissions(["grant", "systemAudio"], rig).expectSuccess()
+        #expect(try permissions(["reset", "systemAudio"], rig).errorLines == ["hark: systemAudio reset for dev.hark.cli; the next recording will ask"])
+        #expect(try statusText(rig).contains("microphone: authorized"))
     }
 
     struct Attack: Sendable, CustomTestStringConvertible {
