@@ -172,7 +172,8 @@ struct ALSAHardwareParameters: ~Copyable {
         var low: UInt32 = 0, high: UInt32 = 0
         _ = minimum(params, &low)
         _ = maximum(params, &high)
-        return low == high ? "only \(low) \(unit)" : "\(low)–\(high) \(unit)"
+        // "only 1 channel", "1–2 channels"
+        return low == high ? "only \(low) \(low == 1 ? String(unit.dropLast()) : unit)" : "\(low)–\(high) \(unit)"
     }
 }
 

@@ -51,7 +51,7 @@ enum FLACRepair {
         if droppedFrames > 0 { problems.append("\(droppedFrames) frame\(droppedFrames == 1 ? "" : "s") out of place, dropped") }
         if let tail = walk.tail {
             problems.append(walk.isTailZeroFilled ? "\(tail.count) zero bytes at the end (left by a crash), cut"
-                                                  : "\(tail.count) bytes at the end that are no whole frame, cut")
+                                                  : "\(counted(tail.count, "byte")) at the end that \(tail.count == 1 ? "is" : "are") no whole frame, cut")
         }
         let audioChanged = !problems.isEmpty
 

@@ -18,16 +18,20 @@ public struct RepairOutcome: Sendable {
     public let path: String
     public let analysis: RepairAnalysis?
     public let result: Result
+    /// What the file was recognised as: the analysis's, or (when the analysis itself failed) the
+    /// container its first bytes named.
+    public let container: RepairAnalysis.Container?
 
-    public init(path: String, analysis: RepairAnalysis?, result: Result) {
+    public init(path: String, analysis: RepairAnalysis?, result: Result, container: RepairAnalysis.Container? = nil) {
         self.path = path
         self.analysis = analysis
         self.result = result
+        self.container = container ?? analysis?.container
     }
 
     /// The line `hark repair` prints for the file.
     public var line: String {
-        let container = analysis.map { " (\($0.container.rawValue))" } ?? ""
+        let container = self.container.map { " (\($0.rawValue))" } ?? ""
         let problems = analysis?.problems.joined(separator: "; ") ?? ""
         let seconds = analysis.map { durationText($0.seconds) } ?? ""
         switch result {
@@ -68,7 +72,7 @@ public enum FileRepair {
         do throws(RepairFailure) {
             analysis = try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container) }
         } catch {
-            return RepairOutcome(path: path, analysis: nil, result: .failed(RepairFailure(error.kind, "\(container.rawValue): \(error.message)")))
+            return RepairOutcome(path: path, analysis: nil, result: .failed(error), container: container)
         }
         switch analysis.verdict {
         case .sound:

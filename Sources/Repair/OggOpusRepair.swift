@@ -48,8 +48,8 @@ enum OggOpusRepair {
         if let tail = stream.tail {
             let isZeros = bytes[tail].allSatisfy { $0 == 0 }
             problems.append(isZeros ? "\(tail.count) zero bytes at the end (left by a crash), cut"
-                                    : lastPage.isEndOfStream && pagesAfterLastPacket == 0 ? "\(tail.count) bytes after the end of the stream, cut"
-                                    : "\(tail.count) bytes at the end that are no whole page, cut")
+                                    : lastPage.isEndOfStream && pagesAfterLastPacket == 0 ? "\(counted(tail.count, "byte")) after the end of the stream, cut"
+                                    : "\(counted(tail.count, "byte")) at the end that \(tail.count == 1 ? "is" : "are") no whole page, cut")
         }
         if !stream.pages.last!.isEndOfStream || pagesAfterLastPacket > 0 { problems.append("no end-of-stream page") }
 

@@ -125,6 +125,9 @@ func durationText(_ seconds: Double) -> String {
     return clock + String(formatted(fraction, decimals: 3).dropFirst())
 }
 
+/// "1 byte", "28 bytes".
+func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
 func formatted(_ value: Double, decimals: Int) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }

@@ -29,7 +29,8 @@ enum WAVRepair {
             case let declared?: problems.append("data size says \(declared) bytes, the file holds \(dataBytes)")
             }
             if available % layout.blockAlign != 0 {
-                problems.append("\(available % layout.blockAlign) bytes of a torn frame at the end, cut")
+                let torn = available % layout.blockAlign
+                problems.append("\(counted(torn, "byte")) of a torn frame at the end, cut")
             }
         }
         let fileBytes = layout.dataStart + dataBytes + dataBytes % 2 + (trailing?.count ?? 0)

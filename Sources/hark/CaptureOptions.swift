@@ -46,6 +46,9 @@ struct CaptureOptions: ParsableArguments {
     var padOverruns = false
 
     func validate() throws {
+        if device.allSatisfy(\.isWhitespace) {
+            throw ValidationError("-D needs a device name ('hark devices' lists them; default is the sound server's default source)")
+        }
         if speech, let given = [("-r", rateOption != nil), ("-c", channelsOption != nil), ("-f", sampleFormatOption != nil)]
             .first(where: \.1)?.0 {
             throw ValidationError("--speech sets 16000 Hz, mono, S16_LE; leave out \(given)")

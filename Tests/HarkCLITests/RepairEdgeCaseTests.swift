@@ -58,6 +58,13 @@ import Testing
         let result = try RepairTools.repair([path], rig: rig)
         #expect(result.status == 65)
         #expect(result.errorLines == ["hark: \(path): cannot repair: not a FLAC, Ogg Opus or WAV file"])
+
+        // A FLAC cut inside its header: named as FLAC the way every other FLAC line is.
+        let cut = rig.path("cut.flac")
+        try (Data("fLaC".utf8) + Data([0x80, 0, 0, 34]) + Data(count: 10)).write(to: URL(fileURLWithPath: cut))
+        let cutResult = try RepairTools.repair([cut], rig: rig)
+        #expect(cutResult.status == 65)
+        #expect(cutResult.errorLines == ["hark: \(cut): cannot repair (FLAC): the FLAC header is cut short: no audio to recover"])
     }
 
     @Test func aCompressedWAVsDurationCountsItsBlocks() throws {

@@ -36,6 +36,7 @@ import Testing
         Case(arguments: ["--buffer-time", "30000"], exitCode: 64, mentions: "buffer time"),
         Case(arguments: ["--format", "mp3"], exitCode: 64, mentions: "mp3"),
         Case(arguments: ["--bogus"], exitCode: 64, mentions: "--bogus"),
+        Case(arguments: ["-D", ""], exitCode: 64, mentions: "-D needs a device name"),
         Case(arguments: ["-v", "-q"], exitCode: 64, mentions: "--quiet"),
         Case(arguments: ["-d", "1e12"], exitCode: 64, mentions: "longer than a year"),
         Case(arguments: ["-d", "inf"], exitCode: 64, mentions: "duration"),
