@@ -24,4 +24,9 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 #include <fcntl.h>
 static const int hark_open_tmpfile = __O_TMPFILE;
 
+// renameat2(2) with RENAME_NOREPLACE (glibc declares it only under _GNU_SOURCE): a name that must
+// be new is taken without replacing anything on file systems without hard links (vfat, exFAT).
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+static const unsigned int hark_rename_noreplace = 1;  // RENAME_NOREPLACE in <linux/fs.h>
+
 #endif

@@ -21,16 +21,16 @@ public struct CaptureGrant: Sendable, Hashable {
     public let consent: ConsentSource
     /// `.microphone` or `.systemAudio`.
     public let resource: PermissionResource
-    /// For a consent given at the prompt: the resource's revocation token when the answer came
-    /// (see `PermissionWatch.startsFrom`); nil for a stored one.
-    let revocationTokenAtAnswer: [UInt8]?
+    /// For a consent given at the prompt: the store as it was when the answer came (see
+    /// `PermissionWatch.startsFrom`); nil for a stored one.
+    let answeredAgainst: StoreMoment?
 
-    init(manifest: AppManifest, consent: ConsentSource, resource: PermissionResource, revocationTokenAtAnswer: [UInt8]? = nil) {
+    init(manifest: AppManifest, consent: ConsentSource, resource: PermissionResource, answeredAgainst: StoreMoment? = nil) {
         precondition(resource.isCaptureSource, "a capture grant is for the microphone or system audio")
         self.manifest = manifest
         self.consent = consent
         self.resource = resource
-        self.revocationTokenAtAnswer = revocationTokenAtAnswer
+        self.answeredAgainst = answeredAgainst
     }
 
     /// Stops the program if the manifest lacks the purpose string for the grant's resource. Capture
@@ -53,4 +53,12 @@ public struct LibraryAddGrant: Sendable, Hashable {
         self.manifest = manifest
         self.consent = consent
     }
+}
+
+/// The user's decisions as they stood at a moment: the resource's revocation token (renewed by each
+/// `deny` and `reset`) and the store file's fingerprint. Taken as a prompt is answered, so a change
+/// made while the prompt waited counts as older than the answer.
+struct StoreMoment: Sendable, Hashable {
+    let revocationToken: [UInt8]
+    let storeFingerprint: [Int]
 }

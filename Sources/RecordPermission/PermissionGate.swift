@@ -67,7 +67,7 @@ public struct PermissionGate: Sendable {
         switch decide(mediaType.resource, prompt: prompt) {
         case .success(let consent):
             .granted(CaptureGrant(manifest: manifest, consent: consent.source, resource: mediaType.resource,
-                                  revocationTokenAtAnswer: consent.revocationTokenAtAnswer))
+                                  answeredAgainst: consent.answeredAgainst))
         case .failure(let refusal): .refused(refusal)
         }
     }
@@ -118,12 +118,16 @@ public struct PermissionGate: Sendable {
         }
     }
 
-    /// A consent, and for an answer at the prompt the resource's revocation token as it was when
-    /// the answer came: a `deny` or `reset` made while the prompt waited is older than the answer,
-    /// which then stands (`PermissionWatch.startsFrom`), where one made after it stops the recording.
+    /// A consent, and for an answer at the prompt the store as it was when the answer came: a
+    /// `deny` or `reset` made while the prompt waited is older than the answer, which then stands
+    /// (`PermissionWatch.startsFrom`), where one made after it stops the recording.
     private struct Consent {
         let source: ConsentSource
-        var revocationTokenAtAnswer: [UInt8]?
+        var answeredAgainst: StoreMoment?
+    }
+
+    func storeMoment(for resource: PermissionResource) -> StoreMoment {
+        StoreMoment(revocationToken: store.revocationToken(for: resource), storeFingerprint: SecureFile.fingerprint(store.path))
     }
 
     /// The shared decision: policy, then the store, then the prompt.
@@ -137,11 +141,11 @@ public struct PermissionGate: Sendable {
         }
         switch answer {
         case .allow:
-            let token = store.revocationToken(for: resource)
+            let moment = storeMoment(for: resource)
             let stored = (try? store.write(.authorized, for: resource, setBy: "prompt")) != nil
-            return .success(Consent(source: stored ? .prompt : .once, revocationTokenAtAnswer: token))
+            return .success(Consent(source: stored ? .prompt : .once, answeredAgainst: moment))
         case .allowOnce:
-            return .success(Consent(source: .once, revocationTokenAtAnswer: store.revocationToken(for: resource)))
+            return .success(Consent(source: .once, answeredAgainst: storeMoment(for: resource)))
         case .deny:
             try? store.write(.denied, for: resource, setBy: "prompt")
             return .failure(AccessRefusal(kind: .denied, message: "\(subject) access was not allowed; change it with '\(grantCommand(resource))'"))

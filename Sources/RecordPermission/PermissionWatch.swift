@@ -34,9 +34,13 @@ public struct PermissionWatch {
 
     /// Takes `grant` into account once access was asked for (the watch was made before, so a
     /// change while the device opens is seen): an answer at the prompt is newer than any `deny`
-    /// or `reset` made while the prompt waited, so only one made after the answer revokes.
+    /// or `reset` made while the prompt waited, so only a change of the store after the answer
+    /// revokes. The administrator's policy keeps its baseline from before: a restriction made while
+    /// the prompt waited still stops the recording.
     public mutating func startsFrom(_ grant: CaptureGrant) {
-        if let token = grant.revocationTokenAtAnswer { revocationToken = token }
+        guard let moment = grant.answeredAgainst else { return }
+        revocationToken = moment.revocationToken
+        storeFingerprint = moment.storeFingerprint
     }
 
     /// What to sleep on between checks: readable when something the watch looks at may have

@@ -22,9 +22,12 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// A regular file is made without a name (O_TMPFILE) in the directory it goes to, and linked
 /// under the requested path only once capture has started (`commit()`): an existing file survives
 /// a recording that never started, and one that is refused, fails or is killed (even by SIGKILL,
-/// at the consent prompt, say) before then leaves nothing at all, as the kernel frees a file that
-/// was never linked. Where the file system cannot make such a file, it is written under a hidden
-/// temporary name instead, which a failed start removes (`discard()`) and only a SIGKILL leaves.
+/// at the consent prompt, say) before then leaves nothing, as the kernel frees a file that was
+/// never linked (replacing a file, it is linked under a hidden name an instant before the rename
+/// over it). It is named through /proc/self/fd (`linkat` with AT_EMPTY_PATH needs a capability);
+/// without /proc hark would not run at all (Swift reads its arguments there). Where the file
+/// system cannot make such a file, it is written under a hidden temporary name instead, which a failed start removes (`discard()`)
+/// and only a SIGKILL leaves.
 /// Standard output, devices and FIFOs are written in place. A path that is a symbolic link is
 /// written through, as `arecord` or `flac -o` write: the new file goes where the link points and
 /// the link stays (renamed onto the link itself, the recording would replace it).
@@ -32,7 +35,9 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// `keepsExisting`: the name must be new (a recording added to the recordings library, a split's
 /// later file). It is taken at commit without replacing anything, so two recorders that chose the
 /// same name at once (two library recordings started in the same second) cannot write over each
-/// other: the second gets "-2", "-3" before the extension (`OutputNaming.numbered`).
+/// other: the second gets "-2", "-3" before the extension (`OutputNaming.numbered`). (A split's
+/// later file that loses such a race to another recorder gets the counter after its own:
+/// "talk-2-2.flac".)
 final class OutputTarget {
     /// A file not yet committed: without a name, or under a hidden temporary one.
     private enum Uncommitted {
@@ -64,7 +69,7 @@ final class OutputTarget {
                     throw .cannotCreateOutput(path: path, reason: "it is a directory")
                 }
                 let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: Self.errnoText()) }
+                guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: Self.errnoText(errno)) }
                 fileDescriptor = descriptor
                 return
             }
@@ -72,16 +77,18 @@ final class OutputTarget {
             // Read-write: after a failed write, salvaging the file reads its header back (pread).
             var descriptor = open(Self.directory(of: target).isEmpty ? "." : Self.directory(of: target),
                                   hark_open_tmpfile | O_RDWR | O_CLOEXEC, 0o666)
+            var error = errno
             if descriptor >= 0 {
                 uncommitted = .anonymous
-            } else if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) {
+            } else if error == EOPNOTSUPP || error == EISDIR || error == EINVAL {
                 // A file system without O_TMPFILE (or an old kernel): a hidden name.
                 let temporary = Self.temporaryName(for: target)
                 descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                error = errno
                 if descriptor >= 0 { uncommitted = .hidden(temporary) }
             }
             guard descriptor >= 0 else {
-                throw .cannotCreateOutput(path: path, reason: Self.errnoText())
+                throw .cannotCreateOutput(path: path, reason: Self.errnoText(error))
             }
             fileDescriptor = descriptor
             finalPath = target
@@ -108,31 +115,37 @@ final class OutputTarget {
     var isUncommittedFile: Bool { uncommitted != nil }
 
     /// Gives the file its name: called once recording has started. With `keepsExisting`, the
-    /// path may change to the first free numbered name (`destination` says which).
+    /// path may change to the first free numbered name (`destination` says which). Called again
+    /// once capture runs (a name taken early stays), it marks the file as a recording's, which
+    /// `discard()` then leaves alone.
     func commit() throws(RecordingError) {
-        guard let pending = uncommitted, let finalPath, case .file(let path) = destination else { return }
+        guard let pending = uncommitted, let finalPath, case .file(let path) = destination else {
+            claimedNewName = nil
+            return
+        }
         if keepsExisting {
             var candidate = finalPath, counter = 2
-            while !link(pending, as: candidate) {
-                guard errno == EEXIST else { throw .cannotCreateOutput(path: path, reason: Self.errnoText()) }
+            while true {
+                let error = name(pending, as: candidate)
+                if error == 0 { break }
+                guard error == EEXIST else { throw .cannotCreateOutput(path: path, reason: Self.errnoText(error)) }
                 candidate = OutputNaming.numbered(finalPath, counter)
                 counter += 1
             }
-            if case .hidden(let temporary) = pending { unlink(temporary) }
-            if candidate != finalPath { destination = .file(path: OutputNaming.numbered(path, counter - 1)) }
+            if candidate != finalPath { destination = .file(path: candidate) }
             claimedNewName = candidate
         } else {
             // Replacing what is there in one step: named beside it first, then renamed onto it.
             var temporary = Self.temporaryName(for: finalPath)
             if case .hidden(let name) = pending {
                 temporary = name
-            } else if !link(pending, as: temporary) {
-                guard errno == EEXIST, unlink(temporary) == 0, link(pending, as: temporary) else {
-                    throw .cannotCreateOutput(path: path, reason: Self.errnoText())
-                }
+            } else {
+                var error = link(pending, as: temporary)
+                if error == EEXIST && unlink(temporary) == 0 { error = link(pending, as: temporary) }
+                guard error == 0 else { throw .cannotCreateOutput(path: path, reason: Self.errnoText(error)) }
             }
             guard rename(temporary, finalPath) == 0 else {
-                let reason = Self.errnoText()
+                let reason = Self.errnoText(errno)
                 unlink(temporary)
                 throw .cannotCreateOutput(path: path, reason: reason)
             }
@@ -141,7 +154,7 @@ final class OutputTarget {
     }
 
     /// Removes a file whose recording never started: one never committed, or one that took a new
-    /// name. Idempotent. Not for a file that holds a recording.
+    /// name before capture ran (not once `commit()` has been called again). Idempotent.
     func discard() {
         if case .hidden(let temporary) = uncommitted { unlink(temporary) }
         if let claimedNewName { unlink(claimedNewName) }
@@ -149,16 +162,38 @@ final class OutputTarget {
         claimedNewName = nil
     }
 
-    /// Links the uncommitted file at `path`, failing with EEXIST if something is there. An
-    /// anonymous file is linked through /proc (`linkat` with AT_EMPTY_PATH needs a capability).
-    private func link(_ file: Uncommitted, as path: String) -> Bool {
+    /// Gives the uncommitted file the new name `path` without replacing anything: 0, or the error
+    /// (EEXIST when something is there). A hidden name is moved, by a hard link or, on a file
+    /// system without them (vfat, exFAT), by a rename that refuses to replace.
+    private func name(_ file: Uncommitted, as path: String) -> Int32 {
+        guard case .hidden(let temporary) = file else { return link(file, as: path) }
+        let error = link(file, as: path)
+        if error == 0 {
+            unlink(temporary)
+            return 0
+        }
+        guard error == EPERM || error == EOPNOTSUPP || error == ENOSYS else { return error }
+        if renameat2(AT_FDCWD, temporary, AT_FDCWD, path, hark_rename_noreplace) == 0 { return 0 }
+        let renameError = errno
+        guard renameError == EINVAL || renameError == ENOSYS else { return renameError }
+        // Neither: look, then rename (a race with another recorder is possible only here).
+        var info = stat()
+        if lstat(path, &info) == 0 { return EEXIST }
+        return rename(temporary, path) == 0 ? 0 : errno
+    }
+
+    /// Links the uncommitted file at `path` (a hard link, failing with EEXIST if something is
+    /// there): 0, or the error. An anonymous file is linked through /proc/self/fd.
+    private func link(_ file: Uncommitted, as path: String) -> Int32 {
         switch file {
         case .anonymous:
-            linkat(AT_FDCWD, "/proc/self/fd/\(fileDescriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0
+            let procPath = "/proc/self/fd/\(fileDescriptor)"
+            return linkat(AT_FDCWD, procPath, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno
         case .hidden(let temporary):
-            Glibc.link(temporary, path) == 0
+            return Glibc.link(temporary, path) == 0 ? 0 : errno
         }
     }
+
 
     /// Flushes the file's data to storage, so a finished recording survives a power cut.
     func synchronize() {
@@ -176,12 +211,12 @@ final class OutputTarget {
         path.lastIndex(of: "/").map { String(path[...$0]) } ?? ""
     }
 
-    private static func errnoText() -> String {
-        switch errno {
+    private static func errnoText(_ code: Int32) -> String {
+        switch code {
         case ENOENT: "the directory does not exist"
         case EACCES, EPERM: "permission denied"
         case EROFS: "the file system is read-only"
-        default: OutputErrorText.describe(errno: errno)
+        default: OutputErrorText.describe(errno: code)
         }
     }
 }

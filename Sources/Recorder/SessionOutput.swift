@@ -92,8 +92,9 @@ final class SessionOutput {
             loudness.measuring(try makeCodec(sink, start, firstFrame))
         } : makeCodec
         // A sound-activated file output has no file until the first sound: the codec made here
-        // only checks its settings (so a bad one fails now, as always), into the temporary file
-        // that showed the directory writable; that file is removed, so an armed hark (even a
+        // only checks its settings (so a bad one fails now, as always), into the uncommitted file
+        // that showed the directory writable; that file is never named (a hidden one is removed;
+        // one without a name is freed when the splitter lets go of it), so an armed hark (even a
         // killed one) leaves nothing behind, and the first segment makes its file afresh, named
         // and dated when it starts. A FIFO or a device is written in place, as without sound
         // activation: it gets its stream's header now and the segments back to back.

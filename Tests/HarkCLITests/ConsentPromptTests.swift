@@ -53,16 +53,15 @@ import Testing
     /// A deny or reset made (from another terminal, or another hark's prompt) while this prompt
     /// waited is older than the answer given to it: Allow then records, where it used to stop at
     /// once as "revoked", leaving an empty file in place of the one that was there.
-    @Test(arguments: ["a\n", "o\n"])
-    func anAnswerGivenAfterADenyWhileThePromptWaitedStands(_ answer: String) throws {
+    @Test(arguments: ["a\n", "o\n"], [["deny"], ["deny", "reset"]])
+    func anAnswerGivenAfterADenyWhileThePromptWaitedStands(_ answer: String, _ changes: [String]) throws {
         let (rig, signal) = try undecidedRig()
         // Paced: the watch looks while the recording runs (from a file, it would be over first).
         try rig.startPulseAudio()
         let output = rig.path("answered.flac")
         let session = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "1", "-o", output]), rig: rig)
         #expect(session.waitFor(promptQuestion))
-        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
-        #expect(try runHark(["permissions", "reset", "microphone"], rig: rig).status == 0)
+        for change in changes { #expect(try runHark(["permissions", change, "microphone"], rig: rig).status == 0) }
         session.type(answer)
         let result = session.finish()
         #expect(result.status == 0, "\(result.screen)")
@@ -74,6 +73,13 @@ import Testing
     /// no file, no hidden one, and a file of the same name as it was.
     @Test func aRecordingKilledAtThePromptLeavesNothingBehind() throws {
         let (rig, _) = try undecidedRig()
+        // The promise rests on O_TMPFILE; elsewhere a hidden name is the documented fallback.
+        let probe = open(rig.directory.path, 0o20000000 | O_DIRECTORY | O_RDWR, 0o600)
+        guard probe >= 0 else {
+            print("ConsentPromptTests: skipped, \(rig.directory.path)'s file system cannot make a file without a name (O_TMPFILE)")
+            return
+        }
+        close(probe)
         let fresh = rig.path("never-\(UUID().uuidString.prefix(8)).flac")
         let existing = rig.path("kept-\(UUID().uuidString.prefix(8)).wav")
         let old = Data("an older take".utf8)
