@@ -21,4 +21,9 @@ if [[ ! -x $hark ]]; then
 fi
 "$hark" record -D "${HARK_DEVICE:-default}" --format opus --bitrate 64 -d "$seconds" -o - \
     | opusdec --quiet - "$output"
-echo "pipe-opus: decoded $(($(stat -c %s "$output") - 44)) bytes of PCM into $output" >&2
+# opusdec writes WAV to a name ending in .wav and raw 16-bit samples to any other.
+if [[ ${output,,} == *.wav ]]; then
+    echo "pipe-opus: decoded $(soxi -s "$output") frames ($(soxi -d "$output")) into $output" >&2
+else
+    echo "pipe-opus: decoded $(stat -c %s "$output") bytes of raw S16_LE PCM into $output" >&2
+fi

@@ -10,7 +10,8 @@
 #    playing a sample signal into a null sink) and stops it again on exit. A virtual mic
 #    that is already running is used and left running.
 # 4. .build/release/hark record -d <seconds> -o <output> (Ctrl-C stops it early).
-# 5. Checks the result with flac -t and metaflac --show-total-samples.
+# 5. Checks the result with an independent reader: flac -t and metaflac for FLAC, opusinfo
+#    for Ogg Opus, sox --i for WAV (raw samples have nothing to check).
 # Exits with hark's exit code if hark fails.
 set -euo pipefail
 
@@ -25,10 +26,15 @@ hark=$root/.build/release/hark
 say() { echo "record-demo: $*" >&2; }
 
 case "$seconds" in
-    -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
 if [[ $# -gt 2 ]]; then
     say "usage: samples/record-demo.sh [seconds] [output]"
+    exit 64
+fi
+# Checked before anything is installed or built (hark would refuse it only at the end).
+if ! [[ $seconds =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || [[ $seconds =~ ^[0.]+$ ]]; then
+    say "seconds must be a positive number, not '$seconds'"
     exit 64
 fi
 
@@ -83,10 +89,20 @@ if [[ $output == - ]]; then
     exit 0
 fi
 say "checking $output"
-if flac -t -s "$output"; then
-    say "flac -t: ok"
-else
-    say "flac -t: FAILED for $output"
-    exit 1
-fi
-say "total samples: $(metaflac --show-total-samples "$output") at $(metaflac --show-sample-rate "$output") Hz, $(metaflac --show-channels "$output") channels"
+case "${output,,}" in
+    *.flac)
+        if ! flac -t -s "$output"; then say "flac -t: FAILED for $output"; exit 1; fi
+        say "flac -t: ok; total samples: $(metaflac --show-total-samples "$output") at $(metaflac --show-sample-rate "$output") Hz, $(metaflac --show-channels "$output") channels"
+        ;;
+    *.opus|*.ogg)
+        if ! info=$(opusinfo "$output" 2>&1); then say "opusinfo: FAILED for $output"; echo "$info" >&2; exit 1; fi
+        say "opusinfo: ok; $(grep -m1 'Playback length' <<<"$info" | sed 's/^[[:space:]]*//')"
+        ;;
+    *.wav)
+        if ! info=$(sox --i "$output" 2>&1); then say "sox --i: FAILED for $output"; echo "$info" >&2; exit 1; fi
+        say "sox --i: ok; $(grep -m1 '^Duration' <<<"$info")"
+        ;;
+    *)
+        say "raw samples: $(stat -c %s "$output") bytes (no header to check)"
+        ;;
+esac

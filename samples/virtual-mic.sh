@@ -39,7 +39,7 @@ say() { echo "virtual-mic: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 usage() {
-    sed -n '2,22s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,25s/^# \{0,1\}//p' "$0" >&2
 }
 
 # alive PID: the process exists and is not a zombie. (A daemonized PulseAudio is

@@ -40,11 +40,21 @@ public struct OpusSettings: Sendable, Equatable {
     /// OpusTags' tags, written as given (the recorder adds ENCODER and the rest).
     public var tags: StreamTags
 
-    /// opusenc's default bitrate: (64 kb/s per stream + 32 per coupled pair) scaled by rate.
+    /// opusenc's default bitrate: 64 kb/s per Opus stream and 32 more per coupled (two-channel)
+    /// one, scaled down below 44.1 kHz: 64 mono, 96 stereo, 320 for 5.1, 416 for 7.1.
     public static func defaultBitrateKbps(channels: Int, sampleRate: Int) -> Double {
-        let coupled = channels == 2 ? 1 : 0
+        let (streams, coupled) = streamCounts(channels: channels)
         let rateFactor = min(48, max(8, ((sampleRate < 44_100 ? sampleRate : 48_000) + 1_000) / 1_000)) + 16
-        return Double(((64_000 + 32_000 * coupled) * rateFactor + 32) >> 6) / 1000
+        return Double(((64_000 * streams + 32_000 * coupled) * rateFactor + 32) >> 6) / 1000
+    }
+
+    /// How `channels` are split into Opus streams: one mono stream, one coupled stereo stream,
+    /// and for 3–8 channels RFC 7845's Vorbis-order mapping as libopus lays it out (5.1: 4 streams,
+    /// 2 of them coupled, for FL+FR and RL+RR).
+    public static func streamCounts(channels: Int) -> (streams: Int, coupled: Int) {
+        precondition((1...8).contains(channels), "Opus carries 1 to 8 channels")
+        let table = [(1, 0), (1, 1), (2, 1), (2, 2), (3, 2), (4, 2), (5, 2), (5, 3)]
+        return table[channels - 1]
     }
 
     public static let bitrateRangeKbps: ClosedRange<Double> = 6...512

@@ -73,7 +73,7 @@ extension OpusSettings.Application: ExpressibleByArgument {}
 
 /// Ogg Opus's options, named after opusenc's.
 struct OpusOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Opus bitrate in kb/s, 6–512 (default as opusenc: 64 mono, 96 stereo).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Opus bitrate in kb/s, 6–512 (default as opusenc: 64 mono, 96 stereo, 320 for 5.1, 416 for 7.1).",
                                valueName: "kbps"))
     var bitrate: Double?
 

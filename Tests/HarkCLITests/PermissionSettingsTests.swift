@@ -258,6 +258,14 @@ extension ToolResult {
         #expect(status.hasPrefix("microphone: authorized (at the prompt"))
         let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
         #expect(log.contains("org.example.voicememo"))
+        // Its line names the file from the root, and carries the id of the start it logged first.
+        let json = String(decoding: try runHark(["permissions", "log", "--json"], rig: rig).standardOutput, as: UTF8.self)
+        let line = try #require(json.split(separator: "\n").first { $0.contains("org.example.voicememo") }, "\(json)")
+        #expect(line.contains("\"output\":\"\(output)\"") && line.contains("\"id\":"), "\(line)")
+        // It writes FLAC only, so another name is refused before anything is asked or opened.
+        let misnamed = try RunningProcess(voiceMemo, ["-D", "filecap", "1", rig.path("memo.opus")],
+                                          environment: rig.environment, scratch: rig.directory).wait()
+        #expect(misnamed.status == 64 && !FileManager.default.fileExists(atPath: rig.path("memo.opus")), "\(misnamed.standardError)")
         #expect(try runHark(["permissions", "deny", "microphone", "--app", "org.example.voicememo"], rig: rig).status == 0)
         #expect(try runHark(["record", "-D", "filecap", "-c", "1", "-d", "1", "-o", rig.path("hark.flac")], rig: rig).status == 0,
                 "denying Voice Memo leaves hark allowed")

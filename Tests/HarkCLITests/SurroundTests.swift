@@ -75,6 +75,22 @@ import Testing
         #expect(String(decoding: info.standardOutput, as: UTF8.self).contains("Channels: 6"))
     }
 
+    /// Without --bitrate, surround gets opusenc's default for its streams (5.1: four, two of
+    /// them coupled, 320 kb/s), not a mono stream's 64 kb/s spread over six channels.
+    @Test func opusSurroundsDefaultBitrateIsOpusencs() throws {
+        let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 3))
+        let output = rig.path("surround-cbr.opus")
+        let map = Self.deviceOrder.map(\.rawValue).joined(separator: ",")
+        let result = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "-d", "2", "--hard-cbr", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        // opusinfo: "Average bitrate: … (w/o overhead: 320.0 kbit/s (hard-CBR))" or similar.
+        let text = String(decoding: try runTool("opusinfo", [output]).standardOutput, as: UTF8.self)
+        let line = try #require(text.split(separator: "\n").first { $0.contains("w/o overhead") }, "\(text)")
+        let figure = try #require(line.components(separatedBy: "w/o overhead: ").last.flatMap { Double($0.prefix { $0.isNumber || $0 == "." }) },
+                                  "\(line)")
+        #expect(abs(figure - 320) < 4, "\(line)")
+    }
+
     @Test(arguments: ["flac", "wav"])
     func flacAndWAVStoreWAVEOrderAndNameTheSpeakers(_ codec: String) throws {
         let rig = try ALSATestRig(input: Self.input(Self.deviceOrder, seconds: 2))

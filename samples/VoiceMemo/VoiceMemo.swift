@@ -39,10 +39,15 @@ enum VoiceMemo {
         guard (1...2).contains(arguments.count), let seconds = Double(arguments[0]), seconds > 0, seconds.isFinite else {
             fail("usage: voice-memo [-D device] SECONDS [OUTPUT.flac]", code: 64)
         }
+        // It writes FLAC only: a name that says otherwise would hold the wrong format.
+        if arguments.count == 2, !arguments[1].lowercased().hasSuffix(".flac") {
+            fail("voice-memo writes FLAC; name the output OUTPUT.flac, not '\(arguments[1])'", code: 64)
+        }
 
         StopSignals.block()
         let gate = PermissionGate(manifest: manifest)
-        if arguments.count == 1 {
+        let savesToLibrary = arguments.count == 1
+        if savesToLibrary {
             // The library: ask to add to it first, then name a new file there with the grant.
             switch gate.requestAccess(for: .addOnly) {
             case .granted(let grant):
@@ -56,16 +61,24 @@ enum VoiceMemo {
             }
         }
         let format = PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000)
-        let configuration = RecordingConfiguration(
+        var configuration = RecordingConfiguration(
             capture: CaptureRequest(device: device, format: format), output: .file(path: arguments[1]),
             codec: .flac(FLACSettings()), durationSeconds: seconds)
+        // A memo in the library never replaces another one (`-2` when two start in one second).
+        configuration.outputs[0].keepsExisting = savesToLibrary
+        configuration.outputs[0].encoderName = "Voice Memo (hark's recorder)"
         do {
             // Watch from before consent: `hark permissions deny microphone --app org.example.voicememo`
             // (or reset) from another terminal stops the memo within a second, finalized.
             var watch = PermissionWatch(gate: gate)
             let session = try RecordingSession(configuration) { gate.requestAccess(for: .audio) }
+            watch.startsFrom(session.grant)  // an answer at the prompt is newer than a change while it waited
             let started = WallClockTime.now()
             _ = try session.start()
+            // The log learns of the memo now, so `hark repair --unfinished` finds one that is killed.
+            let output = absolute(session.outputFiles.first ?? arguments[1])
+            let recordingStart = RecordingStart(outputs: [output], device: device, start: started)
+            try? AccessLog().appendStart(recordingStart)
             say("Voice Memo: recording \(seconds) s from '\(device)'")
             let summary = session.waitUntilFinished { _ in
                 watch.isRevoked(consent: session.grant.consent)
@@ -73,12 +86,20 @@ enum VoiceMemo {
             }
             try? AccessLog().append(AccessLogEntry(
                 start: started, end: .now(), app: manifest.appIdentifier, device: device, format: "\(format), flac",
-                output: arguments[1], frames: summary.frames, consent: session.grant.consent, ended: summary.end.logName))
+                output: output, frames: summary.frames, consent: session.grant.consent, ended: summary.end.logName,
+                recordingID: recordingStart.id))
             if let failure = summary.end.failureMessage { fail(failure, code: summary.end.exitCode) }
-            say("Voice Memo: saved \(summary.frames) frames to \(arguments[1])")
+            say("Voice Memo: saved \(summary.frames) frames to \(output)")
         } catch {
             fail(error.description, code: error.exitCode)
         }
+    }
+
+    /// `path` from the root, as the access log keeps paths.
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
+        defer { free(directory) }
+        return String(cString: directory) + "/" + path
     }
 
     static func say(_ text: String) {
