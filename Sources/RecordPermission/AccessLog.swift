@@ -132,6 +132,12 @@ public struct AccessLog: Sendable {
         rawLines().compactMap { try? JSONValue(parsing: $0) }
     }
 
+    /// Whether the log has been rotated, so entries older than its oldest are gone.
+    public var hasRotated: Bool {
+        var info = stat()
+        return lstat(path + ".1", &info) == 0
+    }
+
     /// Why the log or its rotated part is not read, a line each ("the access log … is writable by
     /// other users (mode 666)"); empty when both are read (or absent). What cannot be trusted to
     /// be hark's own writing is left out of `entries()`, so a command showing them says this too.

@@ -17,11 +17,21 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let library = RecordingsLibrary.current()
         let log = AccessLog()
-        let saved = log.entries().filter { library.contains($0.output) }
+        let entries = log.entries()
+        let saved = entries.filter { library.contains($0.output) }
         let untrusted = log.untrustedParts()
+        // The log keeps about two of its files' worth (2 MiB): once it has rotated, "yet" is not known.
+        let oldestKnown = log.hasRotated ? entries.first?.start : nil
+        defer {
+            if let oldestKnown, untrusted.isEmpty {
+                Console.notice("the access log keeps only its latest entries: recordings saved before \(oldestKnown) are not listed")
+            }
+        }
         guard !saved.isEmpty else {
             try failIfUntrusted(untrusted)
-            Console.notice("no recordings saved in \(library.directory) yet; 'hark record' without -o saves there")
+            if oldestKnown == nil {
+                Console.notice("no recordings saved in \(library.directory) yet; 'hark record' without -o saves there")
+            }
             return
         }
         var text = ""

@@ -158,4 +158,36 @@ import Testing
         #expect(listed.sorted() == saved, "hark list names both files: \(listed)")
         #expect(RepairTools.hiddenFiles(in: rig.path("Recordings")).filter { $0.contains(".hark-") }.isEmpty)
     }
+
+    /// The access log keeps its latest entries only; once older ones are gone, `hark list` says
+    /// from when it lists instead of claiming nothing was saved before.
+    @Test func onceTheLogHasRotatedTheListSaysFromWhenItKnows() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        func record() throws {
+            let result = try runHark(["record", "-D", "filecap", "-d", "0.5"], rig: rig)
+            #expect(result.status == 0, "\(result.standardError)")
+            sleep(1)  // a name of its own second
+        }
+        /// Lines hark skips (no "end"), enough to make the next entry rotate the log.
+        func pad() throws {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: rig.accessLogFile))
+            handle.seekToEndOfFile()
+            handle.write(Data(String(repeating: "{\"pad\":\"\(String(repeating: "x", count: 1000))\"}\n", count: 1100).utf8))
+            try handle.close()
+        }
+        try record()
+        try pad()
+        try record()
+        try pad()
+        try record()
+        let saved = libraryFiles(rig.path("Recordings"))
+        #expect(saved.count == 3, "\(saved)")
+        let listed = try runHark(["list"], rig: rig)
+        #expect(listed.status == 0)
+        let lines = String(decoding: listed.standardOutput, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2 && !lines.contains { $0.hasSuffix(saved[0]) }, "the first is gone from the log: \(lines)")
+        #expect(listed.errorLines.count == 1 && listed.standardError.contains("the access log keeps only its latest entries: recordings saved before 20"),
+                "\(listed.standardError)")
+    }
 }
