@@ -126,7 +126,8 @@ public struct PermissionGate: Sendable {
         var answeredAgainst: StoreMoment?
     }
 
-    func storeMoment(for resource: PermissionResource) -> StoreMoment {
+    /// The store as it is now, for an answer just given at the prompt.
+    private func storeMoment(for resource: PermissionResource) -> StoreMoment {
         StoreMoment(revocationToken: store.revocationToken(for: resource), storeFingerprint: SecureFile.fingerprint(store.path))
     }
 

@@ -26,8 +26,8 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// never linked (replacing a file, it is linked under a hidden name an instant before the rename
 /// over it). It is named through /proc/self/fd (`linkat` with AT_EMPTY_PATH needs a capability);
 /// without /proc hark would not run at all (Swift reads its arguments there). Where the file
-/// system cannot make such a file, it is written under a hidden temporary name instead, which a failed start removes (`discard()`)
-/// and only a SIGKILL leaves.
+/// system cannot make such a file, it is written under a hidden temporary name instead, which a
+/// failed start removes (`discard()`) and only a SIGKILL leaves.
 /// Standard output, devices and FIFOs are written in place. A path that is a symbolic link is
 /// written through, as `arecord` or `flac -o` write: the new file goes where the link points and
 /// the link stays (renamed onto the link itself, the recording would replace it).
@@ -193,7 +193,6 @@ final class OutputTarget {
             return Glibc.link(temporary, path) == 0 ? 0 : errno
         }
     }
-
 
     /// Flushes the file's data to storage, so a finished recording survives a power cut.
     func synchronize() {
