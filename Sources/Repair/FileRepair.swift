@@ -89,7 +89,8 @@ public enum FileRepair {
             // A file its owner made read-only (or on a read-only mount) is not replaced by a
             // writable copy behind their back, as metaflac refuses it too.
             guard access(destination, W_OK) == 0 else {
-                let why = errno == EROFS ? "the file system is read-only" : "it is read-only (\(String(cString: strerror(errno))))"
+                let code = errno
+                let why = code == EROFS ? "the file system is read-only" : "it is read-only (\(String(cString: strerror(code))))"
                 return RepairOutcome(path: path, analysis: analysis, result: .failed(RepairFailure(.cannotCreate, "cannot write it: \(why); nothing changed")))
             }
             if shouldStop() {

@@ -77,7 +77,7 @@ import Testing
         try #require(made.status == 0, "\(made.standardError)")
         let whole = try RepairTools.repair([wav], rig: rig)
         #expect(whole.status == 0, "\(whole.standardError)")
-        let seconds = try #require(Self.seconds(in: whole.standardError, after: "nothing to do (WAV, "), "\(whole.standardError)")
+        let seconds = try #require(Self.number(in: whole.standardError, after: "nothing to do (WAV, "), "\(whole.standardError)")
         // ffprobe's figure: 95 blocks of 1017 frames (ffmpeg's byte rate in the header is wrong).
         #expect(abs(seconds - 2.013) < 0.001, "\(whole.standardError)")
 
@@ -87,7 +87,7 @@ import Testing
         #expect(torn.status == 2, "\(torn.standardError)")
         // Half the file: half the audio, in whole blocks of 1017 frames (21 ms), the torn one cut.
         let dataBytes = try #require(Self.number(in: torn.standardError, after: "the file holds "), "\(torn.standardError)")
-        let kept = try #require(Self.seconds(in: torn.standardError, after: "torn frame at the end, cut; "), "\(torn.standardError)")
+        let kept = try #require(Self.number(in: torn.standardError, after: "torn frame at the end, cut; "), "\(torn.standardError)")
         #expect(abs(kept - Double(Int(dataBytes) / 1024 * 1017) / 48_000) < 0.0005, "\(torn.standardError)")
         #expect(abs(kept - 1.006) < 0.05, "\(torn.standardError)")
     }
@@ -149,10 +149,7 @@ import Testing
         return folder
     }
 
-    /// The seconds in "…<prefix>1.234 s…".
-    static func seconds(in text: String, after prefix: String) -> Double? { number(in: text, after: prefix) }
-
-    /// The number that follows `prefix` in `text`.
+    /// The number that follows `prefix` in `text` ("…<prefix>1.234 s…" gives 1.234).
     static func number(in text: String, after prefix: String) -> Double? {
         guard let range = text.range(of: prefix) else { return nil }
         return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
