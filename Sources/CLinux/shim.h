@@ -29,4 +29,10 @@ static const int hark_open_tmpfile = __O_TMPFILE;
 extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 static const unsigned int hark_rename_noreplace = 1;  // RENAME_NOREPLACE in <linux/fs.h>
 
+// fallocate(2) with FALLOC_FL_KEEP_SIZE (glibc declares it only under _GNU_SOURCE): a new output
+// sets aside room for its first second of audio before it replaces a file of the same name, so a
+// disk too full for that fails the output while the old file is still there.
+extern int fallocate(int fd, int mode, __off64_t offset, __off64_t len);
+static const int hark_falloc_keep_size = 1;  // FALLOC_FL_KEEP_SIZE in <linux/falloc.h>
+
 #endif

@@ -85,6 +85,7 @@ public final class CaptureDevice: CaptureSource, @unchecked Sendable {
     /// The corresponding C function is `snd_pcm_readi`.
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
         #if DEBUG
+        if !injectedFaults.isEmpty, injectedFaults.holdsBackTheFirstSample() { return .wouldBlock }
         if !injectedFaults.isEmpty, let fault = injectedFaults.takeDueFault() {
             switch fault {
             case .overrun(let lostFrames):

@@ -1,4 +1,5 @@
 #if DEBUG
+import Realtime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,8 @@ import Glibc
 ///
 ///     overrun@96000+12000     after 96000 frames: the next 12000 frames are lost, then -EPIPE
 ///     suspend@192000          after 192000 frames: -ESTRPIPE (nothing lost)
+///     late@3000               the source gives nothing for 3000 ms after the first read, as an
+///                             idle sound-server source takes 1–2 s to deliver its first sample
 ///
 /// separated by commas. Parsed once when the device opens; the capture thread only compares
 /// integers and reads an array it never resizes, so the hot path stays allocation-free.
@@ -23,6 +26,9 @@ struct CaptureFaultInjection {
     }
 
     private let faults: [(atFrame: Int, fault: Fault)]
+    /// `late@MS`, in nanoseconds (0: none), and when the first read asked (0: not yet).
+    private let lateStartNanoseconds: Int
+    private var firstReadTime = 0
     private var nextIndex = 0
     /// Frames the source has delivered so far (including those an injected overrun threw away).
     private var framesDelivered = 0
@@ -32,9 +38,23 @@ struct CaptureFaultInjection {
     init(environment name: String = "HARK_DEBUG_CAPTURE_FAULTS") {
         guard let value = getenv(name) else {
             faults = []
+            lateStartNanoseconds = 0
             return
         }
-        faults = String(cString: value).split(separator: ",").compactMap(Self.parse).sorted { $0.atFrame < $1.atFrame }
+        let parts = String(cString: value).split(separator: ",")
+        faults = parts.compactMap(Self.parse).sorted { $0.atFrame < $1.atFrame }
+        lateStartNanoseconds = parts.lazy.compactMap { $0.hasPrefix("late@") ? Int($0.dropFirst(5)) : nil }.first.map { $0 * 1_000_000 } ?? 0
+    }
+
+    /// Whether the source is still holding its first sample back (`late@MS`): the read then gives
+    /// nothing, after a short sleep, so the capture thread's wait does not spin.
+    mutating func holdsBackTheFirstSample() -> Bool {
+        guard lateStartNanoseconds > 0 else { return false }
+        let now = MonotonicClock.nanoseconds()
+        if firstReadTime == 0 { firstReadTime = now }
+        guard now < firstReadTime + lateStartNanoseconds else { return false }
+        MonotonicClock.sleep(nanoseconds: 10_000_000)
+        return true
     }
 
     private static func parse(_ text: Substring) -> (atFrame: Int, fault: Fault)? {
@@ -52,7 +72,7 @@ struct CaptureFaultInjection {
         }
     }
 
-    var isEmpty: Bool { faults.isEmpty }
+    var isEmpty: Bool { faults.isEmpty && lateStartNanoseconds == 0 }
 
     /// The fault due before reading on from `framesDelivered`, if any; consumes it.
     mutating func takeDueFault() -> Fault? {

@@ -143,9 +143,17 @@ public final class OggOpusEncoder: AudioEncoder {
     }
 
     /// Cuts the file back to its last complete Ogg page (libopusenc writes a page per call), so it
-    /// decodes up to the failure; it has no EOS page, which there is no room to write.
+    /// decodes up to the failure, and ends the stream there: that page, if it is an audio page,
+    /// gets the end-of-stream flag in place (one byte and its checksum, no new space: a full disk
+    /// has no room for a page of its own). Its granule position already counts exactly the
+    /// samples up to it, so decoders return those. What libopusenc still held (up to
+    /// `--max-delay` of audio) is lost with the write that failed.
     public func salvageAfterWriteFailure() {
-        _ = sink.truncateToLastCompleteWrite()
+        guard sink.truncateToLastCompleteWrite() else { return }
+        let start = sink.lastCompleteWriteOffset
+        guard let page = sink.read(at: start, count: sink.currentOffset - start),
+              let ended = OggPage.endingTheStream(page) else { return }
+        _ = sink.overwrite(ended, at: start)
     }
 
     private func currentError(_ result: Int32) -> EncoderError {

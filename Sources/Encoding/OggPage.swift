@@ -1,7 +1,8 @@
 /// The one Ogg page hark writes itself (RFC 3533, RFC 7845): the end of an Opus recording that
 /// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts), also how
-/// `hark repair` ends a file killed before its first audio page; and the page checksum, for the
-/// recorder's rewrite of the OpusTags page (`ClockStamp`) and the repair's page checks.
+/// `hark repair` ends a file killed before its first audio page; the last page of a stream cut
+/// short by a full disk, ended in place; and the page checksum, for the recorder's rewrite of the
+/// OpusTags page (`ClockStamp`) and the repair's page checks.
 public enum OggPage {
     /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
     /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured.
@@ -18,6 +19,23 @@ public enum OggPage {
         page += packet
         page.replaceSubrange(22..<26, with: littleEndianBytes(crc32(page)))
         return page
+    }
+
+    /// `page`, a whole Ogg page holding audio (a granule position that is neither 0, as header
+    /// pages have, nor -1, as a page where no packet ends has), with the end-of-stream flag set
+    /// and its checksum made again; nil for anything else (not one whole page, a header page).
+    public static func endingTheStream(_ page: [UInt8]) -> [UInt8]? {
+        guard page.count >= 27, page[0..<4].elementsEqual("OggS".utf8), page[4] == 0 else { return nil }
+        let segments = Int(page[26])
+        guard page.count >= 27 + segments,
+              page.count == 27 + segments + page[27..<(27 + segments)].reduce(0, { $0 + Int($1) }) else { return nil }
+        let granule = (0..<8).reduce(UInt64(0)) { $0 | UInt64(page[6 + $1]) << (8 * $1) }
+        guard granule != 0, granule != UInt64.max else { return nil }
+        var ended = page
+        ended[5] |= 0x04
+        ended.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        ended.replaceSubrange(22..<26, with: littleEndianBytes(crc32(ended)))
+        return ended
     }
 
     private static func littleEndianBytes(_ value: UInt32) -> [UInt8] {

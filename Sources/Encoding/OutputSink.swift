@@ -22,6 +22,8 @@ public final class OutputSink {
     public private(set) var completeWrites = 0
     /// Where the last complete write ended: a failed write advances nothing.
     private var position: Int = 0
+    /// Where the last complete write began (libopusenc's last whole page, after a failure).
+    public private(set) var lastCompleteWriteOffset = 0
 
     /// Wraps an open descriptor; the sink does not close it.
     public init(fileDescriptor: Int32) {
@@ -48,6 +50,7 @@ public final class OutputSink {
             }
             offset += result
         }
+        lastCompleteWriteOffset = position
         position += bytes.count
         bytesWritten = max(bytesWritten, position)
         framesInCompleteWrites += frames

@@ -18,7 +18,7 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// What was recorded: the microphone, or the system's audio (a monitor source). Lines written
     /// before system audio existed have no such key and mean the microphone.
     public var resource: PermissionResource
-    /// How the recording ended: duration, SIGINT, SIGTERM, SIGHUP, device lost, output failed, revoked.
+    /// How the recording ended: duration, SIGINT, SIGTERM, SIGHUP, SIGQUIT, device lost, output failed, revoked.
     public var ended: String
     /// Frames dropped because the ring was full (absent in entries of programs that do not say).
     public var framesDropped: Int?

@@ -24,7 +24,7 @@ public protocol ConsentPrompting: Sendable {
 /// may carry audio or be redirected.
 ///
 /// Input typed before the prompt appears is discarded, so no stray keystroke answers it. While it
-/// waits, it also watches for SIGINT, SIGTERM and SIGHUP: when the program has blocked them (as
+/// waits, it also watches for SIGINT, SIGTERM, SIGHUP and SIGQUIT: when the program has blocked them (as
 /// hark does), a Ctrl-C at the prompt dismisses it instead of killing the program; when they are
 /// not blocked, their default action ends the program as usual.
 public struct TerminalPrompt: ConsentPrompting {
@@ -110,12 +110,12 @@ public struct TerminalPrompt: ConsentPrompting {
         }
     }
 
-    /// Takes a pending SIGINT, SIGTERM or SIGHUP without waiting; nil when none is pending.
+    /// Takes a pending SIGINT, SIGTERM, SIGHUP or SIGQUIT without waiting; nil when none is pending.
     /// Only a blocked signal can be pending, so this never steals one the program did not block.
     private func takePendingStopSignal() -> Int32? {
         var pending = sigset_t()
         sigpending(&pending)
-        for signal in [SIGINT, SIGTERM, SIGHUP] where sigismember(&pending, signal) == 1 {
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] where sigismember(&pending, signal) == 1 {
             var only = sigset_t()
             sigemptyset(&only)
             sigaddset(&only, signal)

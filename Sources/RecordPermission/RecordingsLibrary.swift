@@ -69,6 +69,17 @@ public struct RecordingsLibrary: Sendable, Hashable {
         return candidate
     }
 
+    /// A name pattern for a recording whose files start later (a sound-activated one, whose files
+    /// start with each sound): `rec-` and the time, as strftime expands it when each file starts,
+    /// so a file is named for its audio and not for when hark was armed. The library folder is
+    /// made now; a '%' in its own path is doubled, which strftime gives back as one.
+    public func newRecordingPattern(grant: LibraryAddGrant, fileExtension: String) throws(LibraryError) -> String {
+        grant.manifest.requireUsageDescription(for: .recordings)
+        try createDirectory(directory)
+        let escaped = String(directory.flatMap { $0 == "%" ? ["%", "%"] : [$0] })
+        return "\(escaped)/rec-%Y%m%d-%H%M%S.\(fileExtension)"
+    }
+
     /// Whether `path` names a file inside the library.
     public func contains(_ path: String) -> Bool {
         path.hasPrefix(directory + "/")

@@ -14,6 +14,8 @@ enum SecureFile {
         case writableByOthers(mode: UInt32)
         case tooLarge(bytes: Int)
         case unreadable(errno: Int32)
+        /// A directory that could not be made (the access log's, in a folder the user cannot write).
+        case uncreatable(errno: Int32)
 
         var text: String {
             switch self {
@@ -24,6 +26,7 @@ enum SecureFile {
             case .writableByOthers(let mode): "is writable by other users (mode \(String(mode & 0o777, radix: 8)))"
             case .tooLarge(let bytes): "is too large (\(bytes) bytes)"
             case .unreadable(let code): "cannot be read (\(String(cString: strerror(code))))"
+            case .uncreatable(let code): "cannot be created (\(String(cString: strerror(code))))"
             }
         }
     }
@@ -151,7 +154,7 @@ enum SecureFile {
         var prefix = ""
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .unreadable(errno: errno) }
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .uncreatable(errno: errno) }
         }
         try checkPrivateDirectory(path)
         _ = chmod(path, 0o700)

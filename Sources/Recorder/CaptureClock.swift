@@ -27,18 +27,24 @@ public struct CaptureClock: Sendable, Equatable {
 
     /// Reads the capture thread's timestamps once it has finished; nil when it took none.
     static func measure(_ monitor: CaptureMonitor, sampleRate: Int) -> CaptureClock? {
+        guard let time = firstSampleTime(monitor) else { return nil }
+        var drift: Double?
+        let partsPerBillion = monitor.clockDriftPartsPerBillion.load(ordering: .relaxed)
+        if partsPerBillion != Int.min, abs(Double(partsPerBillion) / 1_000) <= largestDriftPPM { drift = Double(partsPerBillion) / 1_000 }
+        return CaptureClock(firstSampleTime: time, driftPPM: drift)
+    }
+
+    /// The first sample's wall-clock time, to the microsecond, once the capture thread has taken
+    /// it (nil before, or from a device that gives no timestamps). Allocates nothing (a segment's
+    /// start asks on the encoder thread). The corresponding C function is `clock_gettime`.
+    static func firstSampleTime(_ monitor: CaptureMonitor) -> WallClockTime? {
         let first = monitor.firstFrameTime.load(ordering: .relaxed)
         guard first > 0 else { return nil }
         var realtime = timespec(), monotonic = timespec()
         clock_gettime(CLOCK_REALTIME, &realtime)
         clock_gettime(CLOCK_MONOTONIC, &monotonic)
         let offset = (Int(realtime.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(monotonic.tv_nsec)
-        let firstWall = first + offset
-        let time = WallClockTime(secondsSinceEpoch: Double(firstWall / 1_000) / 1_000_000)
-        var drift: Double?
-        let partsPerBillion = monitor.clockDriftPartsPerBillion.load(ordering: .relaxed)
-        if partsPerBillion != Int.min, abs(Double(partsPerBillion) / 1_000) <= largestDriftPPM { drift = Double(partsPerBillion) / 1_000 }
-        return CaptureClock(firstSampleTime: time, driftPPM: drift)
+        return WallClockTime(secondsSinceEpoch: Double((first + offset) / 1_000) / 1_000_000)
     }
 
     /// "+3.2 ppm", "-41.0 ppm": tenths are all a measurement this fine can claim.

@@ -56,7 +56,12 @@ final class OutputTarget {
     private var finalPath: String?
 
     /// Creates the output. Throws `.cannotCreateOutput` before any device is touched.
-    init(_ destination: OutputDestination, keepsExisting: Bool = false) throws(RecordingError) {
+    ///
+    /// A FIFO nobody reads yet is waited for when `waitingForReader` is given (it is told the path
+    /// once, as the wait begins), as arecord and ffmpeg wait for one; without it (a split's later
+    /// file) such a FIFO is refused. A stop signal ends the wait (`.stoppedWaitingForReader`).
+    init(_ destination: OutputDestination, keepsExisting: Bool = false,
+         waitingForReader: ((String) -> Void)? = nil) throws(RecordingError) {
         self.destination = destination
         self.keepsExisting = keepsExisting
         switch destination {
@@ -68,9 +73,8 @@ final class OutputTarget {
                 if (info.st_mode & S_IFMT) == S_IFDIR {
                     throw .cannotCreateOutput(path: path, reason: "it is a directory")
                 }
-                let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: Self.errnoText(errno)) }
-                fileDescriptor = descriptor
+                fileDescriptor = try Self.openInPlace(path, isFIFO: (info.st_mode & S_IFMT) == S_IFIFO,
+                                                      waitingForReader: waitingForReader)
                 return
             }
             let target = OutputPath.followingLinks(path)
@@ -88,7 +92,13 @@ final class OutputTarget {
                 if descriptor >= 0 { uncommitted = .hidden(temporary) }
             }
             guard descriptor >= 0 else {
-                throw .cannotCreateOutput(path: path, reason: Self.errnoText(error))
+                // A file that is there and writable is still not written in place (a failed start
+                // must leave it as it was): the new one is made beside it, which needs the folder.
+                let isThere = stat(target, &info) == 0
+                let reason = (error == EACCES || error == EPERM) && isThere
+                    ? "permission denied: its folder is not writable, and hark writes a new file there and renames it over the old one"
+                    : Self.errnoText(error)
+                throw .cannotCreateOutput(path: path, reason: reason)
             }
             fileDescriptor = descriptor
             finalPath = target
@@ -108,6 +118,13 @@ final class OutputTarget {
     var isRegularFile: Bool {
         var info = stat()
         return fstat(fileDescriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Whether the output is a pipe (a FIFO included) or a socket: what has a reader that can go away.
+    var isPipeOrSocket: Bool {
+        var info = stat()
+        guard fstat(fileDescriptor, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFIFO || (info.st_mode & S_IFMT) == S_IFSOCK
     }
 
     /// Whether the file is one hark made and has not yet committed or discarded; false for stdout,
@@ -194,9 +211,69 @@ final class OutputTarget {
         }
     }
 
-    /// Flushes the file's data to storage, so a finished recording survives a power cut.
+    /// Opens a device or a FIFO to write in place.
+    ///
+    /// A FIFO is opened without blocking: a blocking open() waits for a reader inside the kernel,
+    /// where the stop signals (blocked, for the session's thread to take) could not end the wait,
+    /// and hark could then be stopped only by SIGKILL. With no reader (ENXIO) it is tried again
+    /// every 50 ms, taking a stop signal between tries. Once open, its writes block again, as on
+    /// any pipe.
+    private static func openInPlace(_ path: String, isFIFO: Bool,
+                                    waitingForReader: ((String) -> Void)?) throws(RecordingError) -> Int32 {
+        guard isFIFO else {
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: errnoText(errno)) }
+            return descriptor
+        }
+        var isWaiting = false
+        while true {
+            let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if descriptor >= 0 {
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+                return descriptor
+            }
+            let error = errno
+            guard error == ENXIO else { throw .cannotCreateOutput(path: path, reason: errnoText(error)) }
+            guard let waitingForReader else {
+                throw .cannotCreateOutput(path: path, reason: "it is a FIFO and no program is reading it")
+            }
+            if !isWaiting {
+                waitingForReader(path)
+                isWaiting = true
+            }
+            if let signal = StopSignals.waitForStop(milliseconds: 50) {
+                throw .stoppedWaitingForReader(path: path, signal: StopSignals.name(of: signal))
+            }
+        }
+    }
+
+    /// Sets aside `bytes` after `offset` in a file not yet committed, without changing its size,
+    /// so a disk too full for them fails the output now, while whatever has its name is still
+    /// there, rather than at its first write, when a file holding nothing (raw) or a header alone
+    /// would have replaced it. Returns the errno of a full disk or an exhausted quota, else 0 (a
+    /// file system that cannot set room aside, or an output written in place, is not asked).
+    /// What a short recording leaves unused is given back when the file is finished (`synchronize`).
+    /// The corresponding C function is `fallocate`, with FALLOC_FL_KEEP_SIZE.
+    func setAsideRoom(bytes: Int, after offset: Int) -> Int32 {
+        guard isUncommittedFile, bytes > 0 else { return 0 }
+        while fallocate(fileDescriptor, hark_falloc_keep_size, off_t(offset), off_t(bytes)) != 0 {
+            let error = errno
+            if error == EINTR { continue }
+            return error == ENOSPC || error == EDQUOT ? error : 0
+        }
+        return 0
+    }
+
+    /// Gives back the room `setAsideRoom` set aside past the end and not written (truncating a
+    /// file to its own size frees its blocks past the end), and flushes the file's data to
+    /// storage, so a finished recording survives a power cut.
     func synchronize() {
-        if fileDescriptor != STDOUT_FILENO { _ = fsync(fileDescriptor) }
+        guard fileDescriptor != STDOUT_FILENO else { return }
+        var info = stat()
+        if fstat(fileDescriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            while ftruncate(fileDescriptor, info.st_size) != 0 && errno == EINTR {}
+        }
+        _ = fsync(fileDescriptor)
     }
 
     private static func temporaryName(for path: String) -> String {

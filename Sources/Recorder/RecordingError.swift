@@ -27,8 +27,11 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// written, so it is found after the device opened; without it, the output would end at once
     /// with no audio and exit 0. `output` names the output when there are several.
     case sizeLimitTooSmall(output: String?, limitBytes: Int, smallestBytes: Int)
-    /// A thread could not be started.
+    /// A thread could not be started, or memory for the rings could not be had.
     case system(String)
+    /// A stop signal came while an output (a FIFO) waited for a program to read it: nothing was
+    /// recorded, nobody was asked for consent, and the stop is a normal one (exit 0).
+    case stoppedWaitingForReader(path: String, signal: String)
 
     public var description: String {
         switch self {
@@ -41,6 +44,8 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
             (output.map { "output \($0): " } ?? "") + "--max-size \(Self.sizeText(limit)) cannot hold any audio at these settings; "
                 + "it needs at least \((smallest + 1023) / 1024)k (the header, one period, and what the encoder may hold back until it ends)"
         case .system(let reason): reason
+        case .stoppedWaitingForReader(let path, let signal):
+            "stopped by \(signal) while waiting for a program to open '\(path)' for reading: nothing was recorded"
         }
     }
 
@@ -49,9 +54,10 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         bytes % 1024 == 0 ? "\(bytes / 1024)k" : "\(bytes) bytes"
     }
 
-    /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name, a size limit too small), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR,
-    /// 73 EX_CANTCREAT, 74 EX_IOERR (a header that could not be written), 77 EX_NOPERM. Failures
-    /// after the start are `RecordingEnd`s (74, or 77 when permission is revoked).
+    /// The process exit code (sysexits.h): 64 EX_USAGE (a layout the user must name, a size limit
+    /// too small), 69 EX_UNAVAILABLE, 70 EX_SOFTWARE, 71 EX_OSERR, 73 EX_CANTCREAT, 74 EX_IOERR (a
+    /// header that could not be written), 77 EX_NOPERM; 0 for a stop before anything was recorded.
+    /// Failures after the start are `RecordingEnd`s (74, or 77 when permission is revoked).
     public var exitCode: Int32 {
         switch self {
         case .cannotCreateOutput: 73
@@ -62,6 +68,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .encoderSetup: 70
         case .unusableChannelLayout, .sizeLimitTooSmall: 64
         case .system: 71
+        case .stoppedWaitingForReader: 0
         }
     }
 

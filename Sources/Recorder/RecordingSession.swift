@@ -48,15 +48,18 @@ public final class RecordingSession {
     /// sets up the encoders, in that order: an output that cannot be created fails before anyone is
     /// asked, and nobody is asked for anything that would fail anyway. On failure nothing is left
     /// behind. A sound-server recording's stream uses `soundServer`, the connection made when its
-    /// source was looked up, if it is still up.
+    /// source was looked up, if it is still up. An output that is a FIFO nobody reads yet is
+    /// waited for, first telling `waitingForReader` its path; a stop signal ends that wait
+    /// (`.stoppedWaitingForReader`).
     public init(_ configuration: RecordingConfiguration, soundServer: SoundServerConnection? = nil,
+                waitingForReader: @escaping (String) -> Void = { _ in },
                 authorize: () -> AccessResult) throws(RecordingError) {
         self.configuration = configuration
         var created: [CreatedOutput] = []
         func discardAll() { for output in created { output.target.discard() } }
         for output in configuration.outputs {
             do throws(RecordingError) {
-                created.append(try CreatedOutput(output))
+                created.append(try CreatedOutput(output, waitingForReader: waitingForReader))
             } catch {
                 discardAll()
                 throw error
@@ -107,6 +110,18 @@ public final class RecordingSession {
             // leave the usual room (a second, or four periods) for the encoder to fall behind.
             ringFrames = max(ringFrames, activation.heldFrames(format) + max(format.sampleRate, 4 * negotiated.periodFrames))
         }
+        // Every ring before any header is written: memory that cannot be had (a long --ring-seconds
+        // of many channels at a high rate, under a memory limit) fails the start in a line, with
+        // every path left as it was.
+        var rings: [FrameRingBuffer] = []
+        for _ in created {
+            guard let ring = FrameRingBuffer(allocatingFrames: ringFrames, bytesPerFrame: format.bytesPerFrame) else {
+                discardAll()
+                throw .system(Self.ringMemoryRefusal(frames: ringFrames, format: format, seconds: configuration.ringSeconds,
+                                                     outputs: created.count))
+            }
+            rings.append(ring)
+        }
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
         // The status line's levels: the first output measures them, the next one still running
         // once it ends early.
@@ -117,7 +132,7 @@ public final class RecordingSession {
             do throws(EncoderError) {
                 outputs.append(try SessionOutput(
                     output, recording: configuration, negotiated: negotiated, layout: layout, startTime: startTime,
-                    ringFrames: ringFrames, monitor: monitor,
+                    ring: rings[position], monitor: monitor,
                     meter: meter.map { MeterShare(meter: $0, baton: meterBaton, output: outputs.count) }))
             } catch {
                 // Writing the header failed (a full disk, a reader already gone): with several
@@ -150,9 +165,19 @@ public final class RecordingSession {
     /// What the device negotiated.
     public var negotiated: NegotiatedCapture { device.negotiated }
 
-    /// Where the recording goes: each output's first file (strftime patterns expanded), or "stdout".
+    /// The line for rings whose memory could not be had.
+    private static func ringMemoryRefusal(frames: Int, format: PCMFormat, seconds: Double, outputs: Int) -> String {
+        let capacity = FrameRingBuffer.capacity(holding: frames)
+        let mebibytes = (Double(capacity) * Double(format.bytesPerFrame) / 1_048_576).rounded(.up)
+        let each = outputs > 1 ? " for each of \(outputs) outputs" : ""
+        return "cannot have \(Int(mebibytes)) MiB of memory for the ring between capture and encoder\(each) "
+            + "(\(format), --ring-seconds \(SecondsText.format(seconds))); ask for fewer seconds with --ring-seconds"
+    }
+
+    /// Where the recording goes: each output's first file (strftime patterns expanded), or "stdout";
+    /// a sound-activated file output's name as given (its files are named as each starts).
     public var outputDescription: String {
-        let names = outputs.map(\.destination.description)
+        let names = outputs.map { $0.startsOnSound ? $0.configuration.destination.description : $0.destination.description }
         return names.count <= 2 ? names.joined(separator: " and ") : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
@@ -311,9 +336,12 @@ public final class RecordingSession {
         let everyOutputEndedEarly = zip(outputSummaries, stoppedOnSilence).allSatisfy { summary, silence in
             summary.failure != nil || summary.reachedSizeLimit || silence
         }
-        if everyOutputEndedEarly, let failure = outputSummaries.lazy.compactMap(\.failure).first {
+        // The recording failed only if every output did; otherwise the ones that went on say why
+        // it ended (a size limit, the silence), and the failed ones are reported beside that.
+        let unfailed = outputSummaries.filter { $0.failure == nil }
+        if everyOutputEndedEarly, unfailed.isEmpty, let failure = outputSummaries.lazy.compactMap(\.failure).first {
             end = .outputFailed(failure)
-        } else if everyOutputEndedEarly, outputSummaries.allSatisfy(\.reachedSizeLimit) {
+        } else if everyOutputEndedEarly, unfailed.allSatisfy(\.reachedSizeLimit) {
             end = .sizeLimitReached
         } else if everyOutputEndedEarly, externalStop == nil, stopSignal == nil,
                   let seconds = configuration.soundActivation?.stopAfterSeconds {

@@ -20,7 +20,8 @@ struct CreatedOutput {
     /// Names the next files of a split; nil for standard output.
     let naming: OutputNaming?
 
-    init(_ configuration: OutputConfiguration) throws(RecordingError) {
+    /// `waitingForReader`: told of a FIFO nobody reads yet, which is waited for.
+    init(_ configuration: OutputConfiguration, waitingForReader: @escaping (String) -> Void) throws(RecordingError) {
         self.configuration = configuration
         var destination = configuration.destination
         var naming: OutputNaming?
@@ -30,7 +31,7 @@ struct CreatedOutput {
             naming = fileNaming
         }
         self.naming = naming
-        target = try OutputTarget(destination, keepsExisting: configuration.keepsExisting)
+        target = try OutputTarget(destination, keepsExisting: configuration.keepsExisting, waitingForReader: waitingForReader)
     }
 }
 
@@ -56,7 +57,7 @@ final class SessionOutput {
 
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
-         layout: ChannelLayout?, startTime: WallClockTime, ringFrames: Int, monitor: CaptureMonitor,
+         layout: ChannelLayout?, startTime: WallClockTime, ring: FrameRingBuffer, monitor: CaptureMonitor,
          meter: MeterShare?) throws(EncoderError) {
         configuration = created.configuration
         target = created.target
@@ -103,6 +104,15 @@ final class SessionOutput {
         if startsOnSound {
             try encoder.finish()
             target.discard()
+        } else {
+            // Room for the first second of audio (at most 1 MiB, or the size limit), set aside
+            // before the file replaces anything: a disk too full for it fails the output now, as
+            // a header that cannot be written does, and an existing file of that name stays.
+            let bytesPerFrame = min(Double(format.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
+            let firstSecond = min(Int((Double(format.sampleRate) * bytesPerFrame).rounded(.up)), 1 << 20,
+                                  configuration.maxBytes ?? .max)
+            let error = target.setAsideRoom(bytes: firstSecond, after: encoder.bytesWritten)
+            if error != 0 { throw .writeFailed(errno: error) }
         }
         self.startsOnSound = startsOnSound
         // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
@@ -123,11 +133,11 @@ final class SessionOutput {
         // every half second, `WAVEncoder`). A pipe or device gets every period, as its reader waits
         // for it.
         let batchFrames = max(negotiated.periodFrames, format.sampleRate / 2)
-        let ring = FrameRingBuffer(minimumCapacityFrames: ringFrames, bytesPerFrame: format.bytesPerFrame)
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
                            wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
         let fileSplitter = splitter
-        let soundGate = recording.soundActivation.map { SoundGatedDrain($0, format: format, splitter: fileSplitter, recordingStart: startTime) }
+        let soundGate = recording.soundActivation.map { SoundGatedDrain($0, format: format, splitter: fileSplitter, recordingStart: startTime, monitor: monitor) }
+        if target.isPipeOrSocket { soundGate?.readerWatch = target.fileDescriptor }
         self.soundGate = soundGate
         loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, meter: meter,
                            maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames, soundGate: soundGate)
@@ -187,10 +197,12 @@ final class SessionOutput {
 
     /// What this output holds. Valid once its loop is done.
     var summary: OutputSummary {
-        OutputSummary(
+        let frames = loop.framesEncoded.load(ordering: .relaxed)
+        // An output that failed on its first write holds no audio, whatever was measured on the way.
+        return OutputSummary(
             paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
-            segments: soundGate?.segmentsStarted.load(ordering: .relaxed), loudness: loudness.measurement,
-            frames: loop.framesEncoded.load(ordering: .relaxed), bytes: loop.bytesWritten.load(ordering: .relaxed),
+            segments: soundGate?.segmentsStarted.load(ordering: .relaxed), loudness: frames > 0 ? loudness.measurement : nil,
+            frames: frames, bytes: loop.bytesWritten.load(ordering: .relaxed),
             framesDropped: lane.framesDropped.load(ordering: .relaxed), failure: loop.outcome,
             reachedSizeLimit: loop.sizeLimitReached.load(ordering: .relaxed))
     }

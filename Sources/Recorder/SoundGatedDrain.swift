@@ -1,8 +1,12 @@
 import AudioFormat
+import Capture
 import Encoding
 import RecordPermission
 import RingBuffer
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A segment of a sound-activated recording, as its output's encoder thread reports it when the
 /// segment ends (for the access log).
@@ -11,6 +15,8 @@ public struct RecordedSegment: Sendable, Equatable {
     public let number: Int
     /// Where its first frame is in the capture, in frames since capture began.
     public let startFrame: Int
+    /// When its first frame was captured (see `SoundGatedDrain.captureTime(ofFrame:)`).
+    public let startTime: WallClockTime
     public let frames: Int
     /// The files it went into (several when `--max-file-time` split it), or ["stdout"].
     public let paths: [String]
@@ -49,10 +55,13 @@ final class SoundGatedDrain: @unchecked Sendable {
     /// silence gaps passed (`--pad-overruns`). The capture's frame count at that position.
     private var captureFramesAtRead = 0
     private let splitter: SplittingEncoder?
-    /// When capture started (`RecordingSession.startTime`).
+    /// When the device was opened (`RecordingSession.startTime`): frame 0's moment until the
+    /// capture thread has taken the first sample's time.
     private let recordingStart: WallClockTime
-    /// The segment being written: its number, first frame and the number of files before it.
-    private var openSegment: (number: Int, startFrame: Int, framesAtStart: Int, filesBefore: Int)?
+    /// The capture's first-sample time (`CaptureClock`).
+    private let monitor: CaptureMonitor
+    /// The segment being written: its number, first frame and moment, and the number of files before it.
+    private var openSegment: (number: Int, startFrame: Int, startTime: WallClockTime, framesAtStart: Int, filesBefore: Int)?
 
     /// Segments started so far. Written by the encoder thread, read by others (relaxed: a count
     /// for the summary and the status line, carrying no other data).
@@ -67,8 +76,10 @@ final class SoundGatedDrain: @unchecked Sendable {
     /// Told each segment once it has ended, on the encoder thread. Set before the thread starts.
     var whenSegmentEnds: (@Sendable (RecordedSegment) -> Void)?
 
-    init(_ activation: SoundActivation, format: PCMFormat, splitter: SplittingEncoder?, recordingStart: WallClockTime) {
+    init(_ activation: SoundActivation, format: PCMFormat, splitter: SplittingEncoder?, recordingStart: WallClockTime,
+         monitor: CaptureMonitor) {
         self.recordingStart = recordingStart
+        self.monitor = monitor
         gate = SoundGate(activation, sampleRate: format.sampleRate)
         self.format = format
         blockFrames = activation.blockFrames(format)
@@ -82,8 +93,15 @@ final class SoundGatedDrain: @unchecked Sendable {
 
     private var hasStopped: Bool { stoppedOnSilence.load(ordering: .relaxed) }
 
-    /// Measures and, where the gate says so, encodes what the ring holds.
+    /// The output's descriptor when it is a pipe or a socket, whose reader can go away while
+    /// nothing is written to it (armed); -1 otherwise. Set before the encoder thread starts.
+    var readerWatch: Int32 = -1
+
+    /// Measures and, where the gate says so, encodes what the ring holds. While armed, a pipe's
+    /// reader that has gone ends the output now, as a failed write would: nothing is written
+    /// while armed, and the microphone would otherwise stay open for nobody until the next sound.
     func drain(_ loop: EncoderLoop) throws(EncoderError) {
+        if readerWatch >= 0, !gate.isRecording, Self.readerHasGone(readerWatch) { throw .writeFailed(errno: EPIPE) }
         let ring = loop.ring
         while !hasStopped, !loop.sizeLimitReached.load(ordering: .relaxed) {
             // The ring's fill before the schedule (`EncoderLoop.nextGap` says why).
@@ -203,12 +221,30 @@ final class SoundGatedDrain: @unchecked Sendable {
 
     private func beginSegment(at captureFrame: Int, _ loop: EncoderLoop) {
         let number = segmentsStarted.load(ordering: .relaxed) + 1
-        // The segment's first frame's moment (its file's DATE): the recording's start plus the
-        // frames before it at the nominal rate, as its access-log entry says.
-        splitter?.beginSegment(capturedAt: recordingStart.advanced(by: format.seconds(forFrames: captureFrame)))
-        openSegment = (number, captureFrame, loop.framesEncoded.load(ordering: .relaxed), splitter?.paths.count ?? 0)
+        let startTime = captureTime(ofFrame: captureFrame)
+        splitter?.beginSegment(capturedAt: startTime)
+        openSegment = (number, captureFrame, startTime, loop.framesEncoded.load(ordering: .relaxed), splitter?.paths.count ?? 0)
         segmentsStarted.store(number, ordering: .relaxed)
         isArmed.store(false, ordering: .relaxed)
+    }
+
+    /// Whether the reading end of the pipe or socket `descriptor` is closed: poll() says POLLERR
+    /// (a pipe) or POLLHUP (a socket) for it at once, without blocking or writing.
+    /// The corresponding C function is `poll`.
+    private static func readerHasGone(_ descriptor: Int32) -> Bool {
+        var request = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        return poll(&request, 1, 0) > 0 && request.revents & Int16(POLLERR | POLLHUP) != 0
+    }
+
+    /// When the capture's frame `frame` was captured: the segment's file's DATE, strftime name and
+    /// access-log start. The first sample's time (the device's timestamp) plus the frames after
+    /// it at the nominal rate: a source can take seconds to deliver its first sample after the
+    /// device opens (1–2 s from an idle PulseAudio source), which the device's open time would
+    /// put into every segment's time. The first sample's time is stored by the capture thread
+    /// right after its first read, long before a block of sound is decided on; should a device
+    /// give no timestamps, the open time stands in for it.
+    private func captureTime(ofFrame frame: Int) -> WallClockTime {
+        (CaptureClock.firstSampleTime(monitor) ?? recordingStart).advanced(by: format.seconds(forFrames: frame))
     }
 
     /// Ends the open segment, if any: its file is finished (`--split-on-silence`) and it is reported.
@@ -228,7 +264,7 @@ final class SoundGatedDrain: @unchecked Sendable {
         guard let segment = openSegment.take() else { return }
         let paths = splitter.map { Array($0.paths.dropFirst(segment.filesBefore)) } ?? ["stdout"]
         whenSegmentEnds?(RecordedSegment(
-            number: segment.number, startFrame: segment.startFrame,
+            number: segment.number, startFrame: segment.startFrame, startTime: segment.startTime,
             frames: loop.framesEncoded.load(ordering: .relaxed) - segment.framesAtStart, paths: paths,
             endedOnSilence: endedOnSilence))
     }

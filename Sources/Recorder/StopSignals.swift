@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// The signals that end a recording (SIGINT, SIGTERM, SIGHUP), and SIGUSR1, which starts a new
-/// file, taken synchronously with
-/// `sigtimedwait` on the session's own thread instead of in a signal handler.
+/// The signals that end a recording (SIGINT, SIGTERM, SIGHUP, and SIGQUIT: a terminal's Ctrl-\
+/// finishes the file too, where its default would dump core, and Swift's crash handler printed a
+/// backtrace and let the recording go on), and SIGUSR1, which starts a new file, taken
+/// synchronously with `sigtimedwait` on the session's own thread instead of in a signal handler.
 ///
 /// `block()` must run before any other thread starts, so every thread inherits the blocked mask and
 /// the signals stay pending until the session thread takes them. SIGPIPE is ignored, so a reader
 /// that goes away shows up as an EPIPE write error instead of killing the process.
 public enum StopSignals {
-    static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
     /// SIGUSR1: start a new file at once (a split recording). Taken like the stop signals.
     public static let newFile = SIGUSR1
     /// SIGUSR2, sent by the encoder thread to the session thread (`pthread_kill`, never to the
@@ -45,6 +46,13 @@ public enum StopSignals {
         var timeout = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
         let result = sigtimedwait(&set, nil, &timeout)
         return result > 0 ? result : nil
+    }
+
+    /// Waits up to `milliseconds` for a stop signal alone, before anything is recorded: SIGUSR1
+    /// (nothing to split yet) and a wake are taken and let go. Returns the stop signal, or nil.
+    static func waitForStop(milliseconds: Int) -> Int32? {
+        guard let signal = wait(milliseconds: milliseconds), stopping.contains(signal) else { return nil }
+        return signal
     }
 
     /// Whether a stop signal waits to be taken (for a command that keeps them blocked while it
@@ -85,6 +93,7 @@ public enum StopSignals {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
         case SIGHUP: "SIGHUP"
+        case SIGQUIT: "SIGQUIT"
         default: "signal \(signal)"
         }
     }

@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A lock-free single-producer/single-consumer ring of fixed-size audio frames.
 ///
@@ -42,21 +45,24 @@ public final class FrameRingBuffer: @unchecked Sendable {
 
     private static let lineSpacing = 128
 
-    /// Creates a ring holding at least `minimumCapacityFrames` frames of `bytesPerFrame` bytes.
+    /// Creates a ring holding at least `minimumCapacityFrames` frames of `bytesPerFrame` bytes, or
+    /// nil when the memory for it cannot be had (a recording's ring can be gigabytes: 60 s of
+    /// 768 kHz × 8 × 32-bit audio; the caller says so in a line rather than crashing).
     ///
     /// The capacity is rounded up to a power of two so slots are found with a mask. All memory is
     /// allocated and touched here, so neither side page-faults or allocates later. Not real-time safe.
-    public init(minimumCapacityFrames: Int, bytesPerFrame: Int) {
+    /// The corresponding C function is `posix_memalign`.
+    public init?(allocatingFrames minimumCapacityFrames: Int, bytesPerFrame: Int) {
         precondition(minimumCapacityFrames > 0, "a ring needs room for at least one frame")
         precondition(bytesPerFrame > 0, "a frame has at least one byte")
-        var capacity = 1
-        while capacity < minimumCapacityFrames { capacity <<= 1 }
+        let capacity = Self.capacity(holding: minimumCapacityFrames)
+        let (byteCount, overflows) = capacity.multipliedReportingOverflow(by: bytesPerFrame)
+        var allocated: UnsafeMutableRawPointer?
+        guard !overflows, posix_memalign(&allocated, Self.lineSpacing, byteCount) == 0, let allocated else { return nil }
         self.capacityFrames = capacity
         self.bytesPerFrame = bytesPerFrame
         self.mask = capacity - 1
-
-        let byteCount = capacity * bytesPerFrame
-        storage = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: Self.lineSpacing)
+        storage = allocated
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
 
         control = UnsafeMutableRawPointer.allocate(byteCount: 2 * Self.lineSpacing, alignment: Self.lineSpacing)
@@ -71,11 +77,24 @@ public final class FrameRingBuffer: @unchecked Sendable {
         cachedWriteIndex.initialize(to: 0)
     }
 
+    /// The capacity a ring made for `minimumCapacityFrames` frames has: the next power of two.
+    public static func capacity(holding minimumCapacityFrames: Int) -> Int {
+        var capacity = 1
+        while capacity < minimumCapacityFrames { capacity <<= 1 }
+        return capacity
+    }
+
+    /// The same for a ring whose memory is small enough to be taken for granted (a test's, a
+    /// schedule's few kilobytes): a failure to get it stops the program, as any allocation would.
+    public convenience init(minimumCapacityFrames: Int, bytesPerFrame: Int) {
+        self.init(allocatingFrames: minimumCapacityFrames, bytesPerFrame: bytesPerFrame)!
+    }
+
     deinit {
         writeIndex.deinitialize(count: 1)
         readIndex.deinitialize(count: 1)
         control.deallocate()
-        storage.deallocate()
+        free(storage)
     }
 
     // MARK: Producer side (one thread only)

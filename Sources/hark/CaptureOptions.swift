@@ -38,7 +38,7 @@ struct CaptureOptions: ParsableArguments {
     var periodTime = CaptureRequest.defaultPeriodMicroseconds
 
     @Option(name: [.customShort("B"), .customLong("buffer-time")], parsing: .unconditional,
-            help: ArgumentHelp("Device buffer in microseconds (as arecord's -B); from a sound-server source at least 2 s, the server's queue being the only buffer while the capture thread sleeps.", valueName: "µs"))
+            help: ArgumentHelp("Device buffer in microseconds (as arecord's -B); from a sound-server source at least 2 s (as far as the server's 4 MiB limit allows: 0.68 s at 192 kHz × 8 × 32-bit), the server's queue being the only buffer while the capture thread sleeps.", valueName: "µs"))
     var bufferTime = CaptureRequest.defaultBufferMicroseconds
 
     @Flag(name: .customLong("pad-overruns"),

@@ -65,7 +65,7 @@ struct Hark: ParsableCommand {
             access (Allow, Allow Once, Don't Allow), and the first one saved to your recordings library \
             (no -o) for adding files there; 'hark permissions' shows and changes the answers.
 
-            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, end of -d, --max-size reached, \
+            Exit codes: 0 normal stop (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, end of -d, --max-size reached, \
             --stop-after's silence); 64 invalid usage; 69 capture device missing, unavailable or refusing \
             the parameters; 70 encoder set-up failed; 71 system error; 73 output (or the recordings library \
             folder) cannot be created; 74 I/O error while recording or writing the header (disk full, \

@@ -4,7 +4,7 @@ import ArgumentParser
 /// into consecutive files.
 struct LimitOptions: ParsableArguments {
     @Option(name: .customLong("max-size"), parsing: .unconditional,
-            help: ArgumentHelp("Stop cleanly before the output (all its files together, when split) reaches this size: bytes, or with k, M or G (powers of 1024), e.g. 650M.",
+            help: ArgumentHelp("Stop cleanly before the output (all its files together, when split) would pass this size, so it ends at most this size: bytes, or with k, M or G (powers of 1024), e.g. 650M.",
                                valueName: "size"))
     var maxSize: ByteSize?
 

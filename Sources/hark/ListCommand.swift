@@ -18,7 +18,13 @@ struct ListCommand: ParsableCommand {
         let library = RecordingsLibrary.current()
         let log = AccessLog()
         let entries = log.entries()
-        let saved = entries.filter { library.contains($0.output) }
+        // A sound-activated recording logs each segment (its files, from when, how long) and, when
+        // it stops, an entry over the whole time the microphone was open that names the same files
+        // again: its segments are listed, not that entry.
+        let segmented = Set(entries.compactMap { $0.segment != nil ? $0.recordingID : nil })
+        let saved = entries.filter { entry in
+            library.contains(entry.output) && (entry.segment != nil || entry.recordingID.map { !segmented.contains($0) } ?? true)
+        }
         let untrusted = log.untrustedParts()
         // The log keeps about two of its files' worth (2 MiB): once it has rotated, "yet" is not known.
         let oldestKnown = log.hasRotated ? entries.first?.start : nil

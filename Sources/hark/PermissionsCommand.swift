@@ -153,7 +153,11 @@ extension PermissionsCommand {
                     text += entry.jsonLine + "\n"
                 } else {
                     let seconds = Double(entry.frames) / Double(Self.sampleRate(entry.format) ?? 1)
-                    text += "\(entry.start)  \(entry.app)  \(entry.device) → \(entry.output)  "
+                    // A sound-activated recording's segments are entries of their own, beside the
+                    // recording's (the whole time the microphone was open), which names their files too.
+                    let output = entry.output.isEmpty ? "(nothing recorded)" : entry.output
+                    let segment = entry.segment.map { "segment \($0): " } ?? ""
+                    text += "\(entry.start)  \(entry.app)  \(entry.device) → \(segment)\(output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")

@@ -17,7 +17,7 @@ struct RecordCommand: ParsableCommand {
         // Read only when `record` is parsed on its own (Hark.parseCommand): its usage lines then
         // still say `hark record`, and the root's completion-script probes are skipped.
         _superCommandName: "hark",
-        abstract: "Record from a sound-server source or an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP or the end of -d.",
+        abstract: "Record from a sound-server source or an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP, SIGQUIT or the end of -d.",
         discussion: """
             The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw); --format overrides it. \
             With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \
@@ -159,7 +159,8 @@ struct RecordCommand: ParsableCommand {
             let destination: OutputDestination = switch output.path {
             case "-": .standardOutput
             case let path?: .file(path: path)
-            case nil: .file(path: try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension))
+            case nil: .file(path: try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension,
+                                                  startsOnSound: sound.activation != nil))
             }
             var configured = try output.configuration(destination: destination, speech: capture.speech, tags: streamTags)
             configured.keepsExisting = output.path == nil
@@ -181,13 +182,15 @@ struct RecordCommand: ParsableCommand {
         do {
             // Consent is asked for here: after the arguments and the output are known to be good,
             // right before the device is opened.
-            session = try RecordingSession(configuration, soundServer: choice.soundServer) { gate.requestAccess(for: media) }
+            session = try RecordingSession(configuration, soundServer: choice.soundServer, waitingForReader: { [quiet] path in
+                if !quiet { Console.notice("waiting for a program to open '\(path)' for reading (Ctrl-C stops)") }
+            }) { gate.requestAccess(for: media) }
             watch.startsFrom(session.grant)
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }
             // A sound-activated recording logs each segment as it ends, beside its own entry.
-            let segmentEntry = SegmentLogEntry(recordingID: recordingID, device: device, format: pcm, start: session.startTime,
+            let segmentEntry = SegmentLogEntry(recordingID: recordingID, device: device, format: pcm,
                                                grant: session.grant, codecs: outputs.map(\.codec.name))
             session.whenSegmentEnds { segment in segmentEntry.append(segment) }
             scheduling = try session.start().description
@@ -264,11 +267,15 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// A new file in the recordings library, after asking (once) to be allowed to add to it.
-    private func libraryPath(extension fileExtension: String) throws -> String {
+    /// A new file's path in the recordings library; for a sound-activated recording, a pattern
+    /// each file's start time expands.
+    private func libraryPath(extension fileExtension: String, startsOnSound: Bool) throws -> String {
         switch HarkManifest.gate.requestAccess(for: .addOnly) {
         case .granted(let grant):
             do throws(LibraryError) {
-                return try RecordingsLibrary.current().newRecordingPath(grant: grant, fileExtension: fileExtension)
+                let library = RecordingsLibrary.current()
+                return try startsOnSound ? library.newRecordingPattern(grant: grant, fileExtension: fileExtension)
+                    : library.newRecordingPath(grant: grant, fileExtension: fileExtension)
             } catch {
                 throw CommandFailure(message: error.message, exitCode: ExitStatus.cannotCreate)
             }

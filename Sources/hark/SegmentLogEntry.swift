@@ -7,17 +7,17 @@ import Recorder
 /// whole time the microphone was open, armed or not.
 ///
 /// Runs on the first output's encoder thread (a few times a minute at most, never on the capture
-/// thread). A segment's times are the recording's start plus its frames at the nominal rate.
+/// thread). A segment starts when its first frame was captured (`RecordedSegment.startTime`) and
+/// ends its frames later at the nominal rate.
 struct SegmentLogEntry: Sendable {
     let recordingID: String
     let device: String
     let format: PCMFormat
-    let start: WallClockTime
     let grant: CaptureGrant
     let codecs: [String]
 
     func append(_ segment: RecordedSegment) {
-        let segmentStart = start.advanced(by: format.seconds(forFrames: segment.startFrame))
+        let segmentStart = segment.startTime
         var entry = AccessLogEntry(
             start: segmentStart, end: segmentStart.advanced(by: format.seconds(forFrames: segment.frames)),
             app: grant.manifest.appIdentifier, device: device, format: "\(format), \(codecs.joined(separator: ", "))",

@@ -10,11 +10,12 @@ enum UnfinishedNotice {
         for (start, noticed) in log.unfinishedRecordings() where !noticed && start.id != ownID {
             // Files deleted or moved since leave nothing to repair at their paths; the notice names
             // those still there, and says nothing when none is (`hark repair --unfinished` still
-            // lists the recording, with each file "no longer there", and --write closes it).
+            // lists the recording, with each file "no longer there", and --write closes it), nor
+            // of a recording to stdout alone, which left no file to repair.
             let present = start.outputs.filter { somethingExists(at: $0) }
-            if !start.outputs.isEmpty && present.isEmpty { continue }
-            let files = present.isEmpty ? "to stdout" : present.joined(separator: ", ")
-            Console.notice("an earlier recording was left unfinished: \(files) (started \(start.start.localISO8601 ?? "\(start.start)")); "
+            if present.isEmpty { continue }
+            Console.notice("an earlier recording was left unfinished: \(present.joined(separator: ", ")) "
+                + "(started \(start.start.localISO8601 ?? "\(start.start)")); "
                 + "'hark repair --unfinished --write' repairs it")
             try? log.appendEvent(.noticed, recordingID: start.id)
         }

@@ -66,6 +66,54 @@ import Testing
         #expect(seconds < TestLoad.seconds(2), "hark exited \(seconds) s after its reader went away")
     }
 
+    /// A FIFO nobody reads yet is waited for, with a line saying so, as arecord waits for one. A
+    /// stop signal ends the wait: exit 0, nothing recorded, nothing asked. (The open() blocked with
+    /// the stop signals blocked: only SIGKILL ended it.) A reader that comes gets the recording.
+    /// SIGTERM: a background job of a non-interactive shell ignores SIGINT.
+    @Test func aFIFOIsWaitedForUntilItHasAReaderAndAStopEndsTheWait() throws {
+        let signal = TestSignal(format: Self.format, frames: 3 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let fifo = rig.path("live.fifo"), errors = shellQuoted(rig.path("stderr.txt"))
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let untilWaiting = "until grep -q 'waiting for a program to open' \(errors); do sleep 0.05; done"
+        let stopped = try runTool("bash", ["-c", harkCommand(["record", "-D", "filecap", "-d", "1", "-o", fifo, "--format", "wav"])
+            + " 2> \(errors) & \(untilWaiting); kill -TERM $!; wait $!"], environment: rig.environment, timeout: TestLoad.seconds(30))
+        let stoppedLines = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
+        #expect(stopped.status == 0, "\(stoppedLines)")
+        #expect(stoppedLines == "hark: waiting for a program to open '\(fifo)' for reading (Ctrl-C stops)\n"
+                + "hark: stopped by SIGTERM while waiting for a program to open '\(fifo)' for reading: nothing was recorded\n",
+                "\(stoppedLines)")
+        #expect(!FileManager.default.fileExists(atPath: rig.accessLogFile), "nothing was recorded, so nothing logged")
+
+        let received = rig.path("received.wav")
+        let read = try runTool("bash", ["-c", harkCommand(["record", "-D", "filecap", "-d", "1", "-o", fifo, "--format", "wav"])
+            + " 2> \(errors) & \(untilWaiting); cat \(shellQuoted(fifo)) > \(shellQuoted(received)); wait $!"],
+                               environment: rig.environment, timeout: TestLoad.seconds(30))
+        let readLines = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
+        #expect(read.status == 0, "\(readLines)")
+        let decoded = try runTool("sox", [received, "-t", "raw", "-"])
+        expectSameElements(decodeRawSamples(decoded.standardOutput, bitsPerSample: 16)[...], signal.prefix(frames: 48_000))
+    }
+
+    /// A ring whose memory cannot be had (60 s of 768 kHz × 8 × 32-bit audio is 2 GiB, under a
+    /// 2 GB address-space limit, less than the ring alone) is one line and exit 71, with the path left as it was: it was a
+    /// fatal error and a backtrace. (Not under a sanitizer: its shadow memory needs terabytes of
+    /// address space, which the limit forbids.)
+    @Test(.enabled(if: TestLoad.sanitizer == nil, "a sanitizer's shadow memory cannot live under ulimit -v"))
+    func ringMemoryThatCannotBeHadIsOneLineAndExit71() throws {
+        let rig = try ALSATestRig(input: Data(count: 4096))
+        let output = rig.path("big.raw")
+        try "precious".write(toFile: output, atomically: false, encoding: .utf8)
+        let command = "ulimit -v 2000000; exec " + harkCommand(["record", "-D", "filecap", "-r", "768000", "-c", "8", "-f", "S32_LE",
+                                                                  "-d", "0.2", "--ring-seconds", "60", "-o", output])
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 71, "\(result.standardError)")
+        #expect(result.errorLines == ["hark: cannot have 2048 MiB of memory for the ring between capture and encoder "
+                                      + "(S32_LE, 8 ch, 768000 Hz, --ring-seconds 60); ask for fewer seconds with --ring-seconds"],
+                "\(result.standardError)")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious")
+    }
+
     /// A header that cannot be written is the same I/O error as a later write, not a set-up fault:
     /// exit 74, one line, and nothing left behind.
     @Test func aReaderGoneBeforeTheHeaderExits74AndRecordsNothing() throws {
@@ -76,15 +124,28 @@ import Testing
         #expect(result.errorLines == ["hark: cannot write the output: the reader closed the pipe"], "\(result.standardError)")
     }
 
-    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"), arguments: ["flac", "opus", "wav"])
-    func aDiskFullBeforeTheHeaderExits74AndLeavesNoFile(_ codec: String) throws {
+    /// A disk too full for the header, or for the first second of audio after it (room set aside
+    /// before the file replaces anything), fails at the start: exit 74, one line, nothing left
+    /// behind and a file of that name kept. (Raw, with no header, replaced it with an empty file;
+    /// FLAC and WAV with a header alone, when that fitted.)
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root (CI runs as root)"),
+          arguments: ["flac", "opus", "wav", "raw"], [0, 16])
+    func aDiskFullAtTheStartExits74AndKeepsWhatWasThere(_ codec: String, freeKibibytes: Int) throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 2 * 48_000).alsaBytes)
         try rig.withSmallDisk(size: "1m") { mountPoint in
+            let output = mountPoint + "/full.\(codec)"
+            try "an earlier take".write(toFile: output, atomically: false, encoding: .utf8)
             try fillDisk(mountPoint)
-            let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", mountPoint + "/full.\(codec)"], rig: rig)
+            if freeKibibytes > 0 {
+                // A smaller filler: of the 1 MiB, the earlier take holds a 4 KiB page.
+                try FileManager.default.removeItem(atPath: mountPoint + "/filler")
+                _ = try runTool("dd", ["if=/dev/zero", "of=\(mountPoint)/filler", "bs=1024", "count=\(1024 - 4 - freeKibibytes)"])
+            }
+            let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", output], rig: rig)
             #expect(result.status == 74, "\(result.standardError)")
             #expect(result.errorLines == ["hark: cannot write the output: the disk is full"], "\(result.standardError)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint) == ["filler"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted() == ["filler", "full.\(codec)"])
+            #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier take")
         }
     }
 
@@ -168,6 +229,10 @@ import Testing
         } else {
             let decoded = try OpusTools.decode(output)
             #expect(decoded.samples.count > 0)
+            // Ended, not cut off: the last whole page carries the end-of-stream flag (opusinfo
+            // warned "EOS not set" and `hark repair` offered to add it).
+            let info = try OpusTools.info(output)
+            #expect(info.isClean, "\(info.text)")
         }
     }
 }

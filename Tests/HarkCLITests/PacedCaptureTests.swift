@@ -54,8 +54,10 @@ import Testing
         #expect(result.standardError.contains("\(total) frames"))
     }
 
-    @Test func sigtermAndSighupStopCleanlyToo() throws {
-        for stopSignal in [SIGTERM, SIGHUP] {
+    /// SIGQUIT too (a terminal's Ctrl-\): it finished nothing and printed a backtrace from
+    /// Swift's crash handler, and the recording went on, short of the audio lost meanwhile.
+    @Test func sigtermSighupAndSigquitStopCleanlyToo() throws {
+        for (stopSignal, name) in [(SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGQUIT, "SIGQUIT")] {
             let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 10 * 48_000).alsaBytes)
             try rig.startPulseAudio()
             let recording = try startHark(["record", "-D", "pacedcap", "-o", "-"], rig: rig)
@@ -63,6 +65,8 @@ import Testing
             recording.send(stopSignal)
             let result = recording.wait(timeout: 10)
             #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardError.contains("; stopped by \(name)"), "\(result.standardError)")
+            #expect(!result.standardError.contains("crashed"), "\(result.standardError)")
             let path = rig.path("stream.flac")
             try result.standardOutput.write(to: URL(fileURLWithPath: path))
             #expect(try FLACTools.test(path).status == 0)

@@ -106,6 +106,28 @@ import Testing
         #expect(status.contains("recordings: not determined"), "\(status)")
     }
 
+    /// A sound-activated recording logs each segment and, when it stops, an entry of its own naming
+    /// the same files: `hark list` lists each file once (every one was listed twice), and
+    /// `hark permissions log` marks the segments' lines.
+    @Test func aSoundActivatedRecordingIsListedOnceSegmentBySegment() throws {
+        let rig = try ALSATestRig(input: SoundActivationTests.inputBytes)
+        #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
+        let result = try runHark(["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
+                                  "--split-on-silence", "1"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let saved = libraryFiles(rig.path("Recordings"))
+        #expect(saved.count == 3, "\(saved)")
+        let lines = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        for name in saved {
+            #expect(lines.filter { $0.hasSuffix("/" + name) }.count == 1, "\(name) on one line: \(lines)")
+        }
+        let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        #expect(log.count == 4 && (1...3).allSatisfy { number in log.contains { $0.contains(" → segment \(number): ") } }, "\(log)")
+    }
+
     @Test func anotherAppNeedsItsOwnGrantToAddToTheLibrary() throws {
         let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 1, sampleRate: 48_000),
                                                     frames: 48_000).alsaBytes)

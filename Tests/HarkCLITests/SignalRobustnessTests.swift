@@ -6,7 +6,7 @@ import Testing
 /// summary reports: before the first period, mid-recording, and during the final drain.
 @Suite struct SignalRobustnessTests {
     static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
-    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     /// Delays in seconds: the first 50 ms (before the first period), and spread over the start of
     /// PulseAudio's stream and the recording; deterministic, so a failure can be rerun.

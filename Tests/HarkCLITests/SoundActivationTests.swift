@@ -172,12 +172,16 @@ import Testing
         #expect(try runTool("sox", ["--i", wav]).status == 0)
     }
 
-    @Test func aLevelThatNeverRisesLeavesNoFileAndSaysSoOnASignal() throws {
+    /// 30 s of noise at about −70 dBFS: nothing rises above any level a test asks for.
+    static var quietInput: Data {
         var noise: [Int32] = []
         noise.reserveCapacity(30 * 48_000 * 2)
         for index in 0..<(30 * 48_000 * 2) { noise.append(Int32(index * 7_919 % 21) - 10) }
-        let quiet = Data(MusicLikeSignal.alsaBytes(noise, format: .s16LE))
-        let rig = try ALSATestRig(input: quiet)
+        return Data(MusicLikeSignal.alsaBytes(noise, format: .s16LE))
+    }
+
+    @Test func aLevelThatNeverRisesLeavesNoFileAndSaysSoOnASignal() throws {
+        let rig = try ALSATestRig(input: Self.quietInput)
         try rig.startPulseAudio()
         let output = rig.path("never.flac")
         let recording = try startHark(["record", "-D", "pacedcap", "--start-above", "-30", "-o", output], rig: rig)
@@ -195,6 +199,51 @@ import Testing
         let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
         #expect(log.contains("\"ended\":\"SIGINT\""), "the open microphone is logged: \(log)")
         #expect(!log.contains("\"segment\""))
+    }
+
+    /// A reader that goes away while hark is armed (nothing is written then) ends the output at
+    /// once, as a failed write would: the microphone is not kept open for nobody until the next
+    /// sound. Raw output, which has no header whose write would fail first.
+    @Test func aReaderGoneWhileArmedEndsTheRecordingAtOnce() throws {
+        let rig = try ALSATestRig(input: Self.quietInput)
+        try rig.startPulseAudio()
+        let hark = "'\(harkBinary.path)' record -D pacedcap --start-above -30 -o - --format raw"
+        let result = try runTool("bash", ["-c", readerGoneBeforeTheStart(hark)], environment: rig.environment,
+                                 timeout: TestLoad.seconds(20))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("cannot write the output: the reader closed the pipe"), "\(result.standardError)")
+        #expect(!result.standardError.contains("LUFS"), "no loudness for an output that holds nothing: \(result.standardError)")
+    }
+
+    /// A source whose first sample comes seconds after it opens (an idle sound-server source takes
+    /// 1–2 s; here 3 s, injected in a debug build): each segment's time (its access-log start, as
+    /// its file's DATE and strftime name) is when its first sample was captured, the time its
+    /// file's HARK_FIRST_SAMPLE_TIME gives too, not the device's open time plus the frames before it.
+    @Test func aSegmentIsTimedByItsFirstSampleNotByWhenTheDeviceOpened() throws {
+        let rig = try ALSATestRig(input: Self.inputBytes)
+        var environment = rig.environment
+        environment["HARK_DEBUG_CAPTURE_FAULTS"] = "late@3000"
+        let result = try RunningProcess(
+            harkBinary, ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
+                         "--split-on-silence", "1", "-o", rig.path("late.flac")],
+            environment: environment, scratch: rig.directory).wait(timeout: 60)
+        #expect(result.status == 0, "\(result.standardError)")
+        let segments = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["segment"] != nil }
+        #expect(segments.count == 3, "\(segments)")
+        let whole = ISO8601DateFormatter(), fractional = ISO8601DateFormatter()
+        fractional.formatOptions.insert(.withFractionalSeconds)
+        for segment in segments {
+            let path = try #require(segment["output"] as? String)
+            let logged = try #require((segment["start"] as? String).flatMap(whole.date(from:)), "\(segment)")
+            let tag = try FLACTools.tags(path).first { $0.hasPrefix("HARK_FIRST_SAMPLE_TIME=") }
+            let firstSample = try #require(tag.flatMap { fractional.date(from: String($0.dropFirst("HARK_FIRST_SAMPLE_TIME=".count))) },
+                                           "\(path): \(String(describing: tag))")
+            // The log keeps whole seconds; the open time would be 2.5–3 s early.
+            #expect(abs(logged.timeIntervalSince1970 - firstSample.timeIntervalSince1970.rounded(.down)) <= 1,
+                    "\(path): logged \(logged), first sample \(firstSample)")
+        }
     }
 
     @Test func revokingAccessStopsAnArmedRecorder() throws {

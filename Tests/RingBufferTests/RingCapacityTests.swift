@@ -1,5 +1,8 @@
 import RingBuffer
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The capacity a ring is created with: rounded up to a power of two so slots are found with a mask.
 @Suite struct RingCapacityTests {
@@ -56,5 +59,16 @@ import Testing
         #expect(ring.readableFrames == capacity)
         #expect(writeFrames(capacity..<capacity + 1, to: ring) == 0, "a full ring takes nothing more")
         #expect(readFrames(maxFrames: capacity + 1, from: ring) == patternFrames(0..<capacity, bytesPerFrame: bytesPerFrame))
+    }
+
+    /// Memory that cannot be had is nil, for the caller to say so: more than the address space
+    /// holds, and a size whose byte count overflows. Not under a sanitizer, whose allocator stops
+    /// the program on such a request instead of failing it (`allocator_may_return_null`).
+    @Test(.enabled(if: dlsym(dlopen(nil, RTLD_NOW), "__asan_init") == nil && dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") == nil,
+                   "a sanitizer's allocator aborts on a request this large"))
+    func aRingWhoseMemoryCannotBeHadIsNil() {
+        #expect(FrameRingBuffer(allocatingFrames: 1 << 46, bytesPerFrame: 32) == nil)
+        #expect(FrameRingBuffer(allocatingFrames: 1 << 61, bytesPerFrame: 64) == nil)
+        #expect(FrameRingBuffer(allocatingFrames: 1000, bytesPerFrame: 4)?.capacityFrames == 1024)
     }
 }

@@ -120,7 +120,7 @@ func withSignalsUnblocked(_ executable: URL, _ arguments: [String]) -> (URL, [St
     let reset = """
         import os, signal, sys
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM, signal.SIGCHLD, signal.SIGPIPE):
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGCHLD, signal.SIGPIPE):
             signal.signal(s, signal.SIG_DFL)
         os.execv(sys.argv[1], sys.argv[1:])
         """
