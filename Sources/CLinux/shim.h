@@ -35,4 +35,8 @@ static const unsigned int hark_rename_noreplace = 1;  // RENAME_NOREPLACE in <li
 extern int fallocate(int fd, int mode, __off64_t offset, __off64_t len);
 static const int hark_falloc_keep_size = 1;  // FALLOC_FL_KEEP_SIZE in <linux/falloc.h>
 
+// POLLRDHUP (poll(2), declared only under _GNU_SOURCE): a TCP reader that has closed its end shows
+// only this, not POLLHUP, to a writer that polls an armed output's socket.
+static const short hark_pollrdhup = 0x2000;
+
 #endif

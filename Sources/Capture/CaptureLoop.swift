@@ -145,9 +145,18 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             let step: CaptureStep
             var requested = wanted
             if let target {
-                (step, requested) = read(wanted, into: target)
+                var timed = false
+                (step, requested) = read(wanted, into: target) { count in
+                    // Before any lane sees these frames (`read` says why).
+                    guard timingTriesLeft > 0 else { return }
+                    timed = stampFirstFrame(afterReading: count, accounted: accounted)
+                }
+                if case .frames(let count) = step, count > 0, timingTriesLeft > 0 { timingTriesLeft = timed ? 0 : timingTriesLeft - 1 }
             } else {
                 step = discardOnePeriod(frames: wanted)
+                if case .frames(let count) = step, count > 0, timingTriesLeft > 0 {
+                    timingTriesLeft = stampFirstFrame(afterReading: count, accounted: accounted) ? 0 : timingTriesLeft - 1
+                }
             }
 
             // Whether everything the source had is read. A read that brought fewer frames than it
@@ -157,16 +166,6 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             var isDrained = false
             switch step {
             case .frames(let count) where count > 0:
-                if timingTriesLeft > 0 {
-                    if let next = device.timeOfNextFrame() {
-                        // Frame 0 came every frame the source has delivered or lost, this read's
-                        // included, before the next one.
-                        monitor.firstFrameTime.store(next - (accounted + count) * 1_000_000_000 / rate, ordering: .relaxed)
-                        timingTriesLeft = 0
-                    } else {
-                        timingTriesLeft -= 1
-                    }
-                }
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0
@@ -202,12 +201,31 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         return (.stopRequested, 0)
     }
 
+    /// Asks the source when its next frame comes, after a read of `count` frames with `accounted`
+    /// before it, and stores when frame 0 came: every frame the source has delivered or lost,
+    /// this read's included, before the next one. Returns whether the source answered.
+    ///
+    /// Memory ordering: stored with release before the frames are committed to any ring (see
+    /// `read`), so an encoder that has acquired a ring's write index covering them, and starts a
+    /// sound-activated segment on them, finds the time with an acquiring load
+    /// (`CaptureClock.firstSampleTime`). A source that never answers leaves 0: the device's open
+    /// time then stands in.
+    private func stampFirstFrame(afterReading count: Int, accounted: Int) -> Bool {
+        guard let next = device.timeOfNextFrame() else { return false }
+        let rate = device.negotiated.format.sampleRate
+        monitor.firstFrameTime.store(next - (accounted + count) * 1_000_000_000 / rate, ordering: .releasing)
+        return true
+    }
+
     /// Reads up to `frames` from the device into `target`'s ring (its first free region; a
     /// wrapped one is filled by the next step), copies what came to every other open lane, and
     /// wakes each lane whose ring now holds enough to be worth a wake-up (`CaptureLane.wakeFrames`).
     /// A lane without room for all of them keeps what fits and counts the rest as dropped.
-    /// Returns the step and how many frames it asked the device for.
-    private func read(_ frames: Int, into target: CaptureLane) -> (CaptureStep, requested: Int) {
+    /// `afterDeviceRead` runs with the count right after a read that brought frames, before any
+    /// lane sees them (the first frame's time is taken there). Returns the step and how many
+    /// frames it asked the device for.
+    private func read(_ frames: Int, into target: CaptureLane,
+                      afterDeviceRead: (Int) -> Void) -> (CaptureStep, requested: Int) {
         var step = CaptureStep.wouldBlock
         var requested = 0
         let bytesPerFrame = target.ring.bytesPerFrame
@@ -215,6 +233,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             requested = regions.firstFrameCount
             step = device.read(into: regions.first.baseAddress!, frames: requested)
             guard case .frames(let count) = step, count > 0 else { return 0 }
+            afterDeviceRead(count)
             let period = UnsafeRawBufferPointer(start: regions.first.baseAddress!, count: count * bytesPerFrame)
             for lane in lanes where lane !== target && !lane.isClosed {
                 let copied = lane.ring.write(from: period)

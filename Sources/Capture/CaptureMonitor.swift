@@ -19,8 +19,9 @@ public final class CaptureMonitor: Sendable {
     public let framesPadded = Atomic<Int>(0)
 
     /// When the recording's first frame was captured, in `MonotonicClock` nanoseconds, from the
-    /// source's answer (0 until known). Written once, after the first read whose timing the source
-    /// answered (`CaptureLoop` asks after at most four reads).
+    /// source's answer (0 until known). Written once (release), after the first read whose timing
+    /// the source answered and before its frames reach any ring (`CaptureLoop` asks after at most
+    /// four reads).
     public let firstFrameTime = Atomic<Int>(0)
     /// The device clock against the system's, in parts per billion (`TimelineGuard`), written
     /// once as capture ends; `Int.min` when the recording was too short to tell.

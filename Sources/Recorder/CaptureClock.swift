@@ -36,9 +36,11 @@ public struct CaptureClock: Sendable, Equatable {
 
     /// The first sample's wall-clock time, to the microsecond, once the capture thread has taken
     /// it (nil before, or from a device that gives no timestamps). Allocates nothing (a segment's
-    /// start asks on the encoder thread). The corresponding C function is `clock_gettime`.
+    /// start asks on the encoder thread). Acquire pairs with the capture thread's release, made
+    /// before the first frames reach any ring (`CaptureLoop.stampFirstFrame`).
+    /// The corresponding C function is `clock_gettime`.
     static func firstSampleTime(_ monitor: CaptureMonitor) -> WallClockTime? {
-        let first = monitor.firstFrameTime.load(ordering: .relaxed)
+        let first = monitor.firstFrameTime.load(ordering: .acquiring)
         guard first > 0 else { return nil }
         var realtime = timespec(), monotonic = timespec()
         clock_gettime(CLOCK_REALTIME, &realtime)

@@ -229,6 +229,13 @@ final class OutputTarget {
         while true {
             let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
             if descriptor >= 0 {
+                // Opened by name again and again: still the FIFO, not a file put there meanwhile
+                // (which would be written over in place).
+                var info = stat()
+                guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO else {
+                    close(descriptor)
+                    throw .cannotCreateOutput(path: path, reason: "it was replaced while hark waited for a reader")
+                }
                 _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
                 return descriptor
             }
@@ -247,7 +254,7 @@ final class OutputTarget {
         }
     }
 
-    /// Sets aside `bytes` after `offset` in a file not yet committed, without changing its size,
+    /// Sets aside `bytes` after `offset` in a file whose recording has not started, without changing its size,
     /// so a disk too full for them fails the output now, while whatever has its name is still
     /// there, rather than at its first write, when a file holding nothing (raw) or a header alone
     /// would have replaced it. Returns the errno of a full disk or an exhausted quota, else 0 (a
@@ -255,7 +262,8 @@ final class OutputTarget {
     /// What a short recording leaves unused is given back when the file is finished (`synchronize`).
     /// The corresponding C function is `fallocate`, with FALLOC_FL_KEEP_SIZE.
     func setAsideRoom(bytes: Int, after offset: Int) -> Int32 {
-        guard isUncommittedFile, bytes > 0 else { return 0 }
+        // A library file has taken its new name already, but a failed start still removes it.
+        guard isUncommittedFile || claimedNewName != nil, bytes > 0 else { return 0 }
         while fallocate(fileDescriptor, hark_falloc_keep_size, off_t(offset), off_t(bytes)) != 0 {
             let error = errno
             if error == EINTR { continue }

@@ -49,10 +49,11 @@ public final class RecordingSession {
     /// asked, and nobody is asked for anything that would fail anyway. On failure nothing is left
     /// behind. A sound-server recording's stream uses `soundServer`, the connection made when its
     /// source was looked up, if it is still up. An output that is a FIFO nobody reads yet is
-    /// waited for, first telling `waitingForReader` its path; a stop signal ends that wait
-    /// (`.stoppedWaitingForReader`).
+    /// waited for, first telling `waitingForReader` its path, when one is given (it takes the
+    /// stop signals while it waits, so only where no other thread waits for them; a stop ends
+    /// the wait: `.stoppedWaitingForReader`); without one, such a FIFO is refused.
     public init(_ configuration: RecordingConfiguration, soundServer: SoundServerConnection? = nil,
-                waitingForReader: @escaping (String) -> Void = { _ in },
+                waitingForReader: ((String) -> Void)? = nil,
                 authorize: () -> AccessResult) throws(RecordingError) {
         self.configuration = configuration
         var created: [CreatedOutput] = []

@@ -230,7 +230,7 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
                 ? "output \(output.output) failed at the start: \(output.failure!)" + (othersWentOn ? "; the other outputs went on" : "")
                 : "output \(output.output) failed: \(output.failure!); it was finalized" + (othersWentOn ? " and the other outputs went on" : "")
         }
-        if case .permissionRevoked(let because) = end, frames == 0 {
+        if case .permissionRevoked(let because) = end, outputs.allSatisfy({ $0.segments == 0 }) {
             // Armed, with no sound yet: there is nothing to finalize.
             messages.append("\(because); hark stopped before anything was recorded")
         } else if let message = end.failureMessage, !(end.isOutputFailure && outputs.count > 1) {

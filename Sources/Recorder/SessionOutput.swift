@@ -20,8 +20,8 @@ struct CreatedOutput {
     /// Names the next files of a split; nil for standard output.
     let naming: OutputNaming?
 
-    /// `waitingForReader`: told of a FIFO nobody reads yet, which is waited for.
-    init(_ configuration: OutputConfiguration, waitingForReader: @escaping (String) -> Void) throws(RecordingError) {
+    /// `waitingForReader`: told of a FIFO nobody reads yet, which is waited for (refused without it).
+    init(_ configuration: OutputConfiguration, waitingForReader: ((String) -> Void)?) throws(RecordingError) {
         self.configuration = configuration
         var destination = configuration.destination
         var naming: OutputNaming?
@@ -70,21 +70,24 @@ final class SessionOutput {
         let addsDetails = recording.addsDateAndCaptureTags
         // Files get the first sample's time and the clock's drift once the recording ends
         // (`ClockStamp`): room for them is made now. A stream on stdout cannot be written over.
-        let stampsClock: Bool
-        if addsDetails, case .file = created.destination { stampsClock = true } else { stampsClock = false }
+        // Only a regular file: a FIFO or a device named by -o (/dev/stdout on a pipe) cannot be
+        // written over, as stdout cannot, and would keep the placeholders.
+        let isRewritableFile: Bool
+        if case .file = created.destination, created.target.isRegularFile { isRewritableFile = true } else { isRewritableFile = false }
+        let stampsClock = addsDetails && isRewritableFile
         self.stampsClock = stampsClock
         // Each file's loudness is measured as its audio passes (`LoudnessLedger`), and a file gets
         // it in its tags (or WAV's bext) when the recording ends, over room made now.
-        let isFile: Bool
-        if case .file = created.destination { isFile = true } else { isFile = false }
-        let measuresLoudness = recording.measuresLoudness
+        // EBU R128's K-weighting is not defined below 3400 Hz: no measurement and no placeholders
+        // there, as with --no-loudness.
+        let measuresLoudness = recording.measuresLoudness && LoudnessMeter.sampleRates.contains(format.sampleRate)
         let loudness = LoudnessLedger(format: format, layout: layout)
         self.loudness = loudness
         let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start, firstFrame throws(EncoderError) in
             var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
             automatic.reservesClockTags = stampsClock
             automatic.firstSampleNumber = firstFrame
-            automatic.loudnessPlaceholders = isFile && measuresLoudness ? LoudnessStamp.placeholders(for: codec) : []
+            automatic.loudnessPlaceholders = isRewritableFile && measuresLoudness ? LoudnessStamp.placeholders(for: codec) : []
             let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
                                         expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)

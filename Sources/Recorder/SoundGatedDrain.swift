@@ -1,4 +1,5 @@
 import AudioFormat
+import CLinux
 import Capture
 import Encoding
 import RecordPermission
@@ -229,20 +230,21 @@ final class SoundGatedDrain: @unchecked Sendable {
     }
 
     /// Whether the reading end of the pipe or socket `descriptor` is closed: poll() says POLLERR
-    /// (a pipe) or POLLHUP (a socket) for it at once, without blocking or writing.
-    /// The corresponding C function is `poll`.
+    /// (a pipe), POLLHUP (a Unix socket) or POLLRDHUP (a TCP peer that closed) for it at once,
+    /// without blocking or writing. The corresponding C function is `poll`.
     private static func readerHasGone(_ descriptor: Int32) -> Bool {
-        var request = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        return poll(&request, 1, 0) > 0 && request.revents & Int16(POLLERR | POLLHUP) != 0
+        var request = pollfd(fd: descriptor, events: Int16(POLLOUT) | hark_pollrdhup, revents: 0)
+        return poll(&request, 1, 0) > 0 && request.revents & (Int16(POLLERR | POLLHUP) | hark_pollrdhup) != 0
     }
 
     /// When the capture's frame `frame` was captured: the segment's file's DATE, strftime name and
     /// access-log start. The first sample's time (the device's timestamp) plus the frames after
     /// it at the nominal rate: a source can take seconds to deliver its first sample after the
     /// device opens (1–2 s from an idle PulseAudio source), which the device's open time would
-    /// put into every segment's time. The first sample's time is stored by the capture thread
-    /// right after its first read, long before a block of sound is decided on; should a device
-    /// give no timestamps, the open time stands in for it.
+    /// put into every segment's time. The capture thread stores the first sample's time before
+    /// the frames of its first timed read reach the ring (`CaptureLoop.stampFirstFrame`), so a
+    /// segment that starts on them finds it; should the source not answer the first reads (a
+    /// device without timestamps, a sound server too loaded to reply), the open time stands in.
     private func captureTime(ofFrame frame: Int) -> WallClockTime {
         (CaptureClock.firstSampleTime(monitor) ?? recordingStart).advanced(by: format.seconds(forFrames: frame))
     }

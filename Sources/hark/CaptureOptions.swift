@@ -63,7 +63,7 @@ struct CaptureOptions: ParsableArguments {
                 throw ValidationError("--channel-map '\(channelMap)' is not a list of distinct positions (FL, FR, FC, LFE, RL, RR, SL, SR, RC, FLC, FRC, MONO)")
             }
             guard layout.positions.count == channels else {
-                throw ValidationError("--channel-map names \(layout.positions.count) channels; the recording has \(channels)")
+                throw ValidationError("--channel-map names \(layout.positions.count) channel\(layout.positions.count == 1 ? "" : "s"); the recording has \(channels)")
             }
         }
         guard (1_000...2_000_000).contains(periodTime) else {

@@ -89,4 +89,17 @@ import Testing
         #expect(try !OpusTools.tags(rig.path("n.opus")).comments.contains { $0.hasPrefix("R128") })
         #expect(try !String(contentsOfFile: rig.accessLogFile, encoding: .utf8).contains("loudnessLUFS"))
     }
+
+    /// Below 3400 Hz EBU R128's K-weighting is not defined and nothing is measured: the files then
+    /// carry no gain placeholders either (they kept "+0.000 dB" and a peak of 0, as if measured).
+    @Test func underTheLowestRateTheMeterTakesNoTagsAreReserved() throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 3_000)
+        let rig = try ALSATestRig(input: TestSignal(format: format, frames: 3 * 3_000).alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-r", "3000", "-d", "2", "-o", rig.path("low.flac"), "-o", rig.path("low.opus")],
+                                 rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(!result.standardError.contains("LUFS"), "\(result.standardError)")
+        #expect(try !FLACTools.tags(rig.path("low.flac")).contains { $0.hasPrefix("REPLAYGAIN") })
+        #expect(try !OpusTools.tags(rig.path("low.opus")).comments.contains { $0.hasPrefix("R128") })
+    }
 }
