@@ -111,17 +111,14 @@ public final class RecordingSession {
             // leave the usual room (a second, or four periods) for the encoder to fall behind.
             ringFrames = max(ringFrames, activation.heldFrames(format) + max(format.sampleRate, 4 * negotiated.periodFrames))
         }
-        // Every ring before any header is written: memory that cannot be had (a long --ring-seconds
-        // of many channels at a high rate, under a memory limit) fails the start in a line, with
-        // every path left as it was.
-        var rings: [FrameRingBuffer] = []
-        for _ in created {
-            guard let ring = FrameRingBuffer(allocatingFrames: ringFrames, bytesPerFrame: format.bytesPerFrame) else {
-                discardAll()
-                throw .system(Self.ringMemoryRefusal(frames: ringFrames, format: format, seconds: configuration.ringSeconds,
-                                                     outputs: created.count))
-            }
-            rings.append(ring)
+        // Every ring before any header is written (`SessionRings`).
+        let rings: [FrameRingBuffer]
+        do throws(RecordingError) {
+            rings = try SessionRings.make(count: created.count, frames: ringFrames, format: format,
+                                          requestedSeconds: configuration.ringSeconds)
+        } catch {
+            discardAll()
+            throw error
         }
         meter = configuration.measuresLevels ? LevelMeter(format: format) : nil
         // The status line's levels: the first output measures them, the next one still running
@@ -165,15 +162,6 @@ public final class RecordingSession {
 
     /// What the device negotiated.
     public var negotiated: NegotiatedCapture { device.negotiated }
-
-    /// The line for rings whose memory could not be had.
-    private static func ringMemoryRefusal(frames: Int, format: PCMFormat, seconds: Double, outputs: Int) -> String {
-        let capacity = FrameRingBuffer.capacity(holding: frames)
-        let mebibytes = (Double(capacity) * Double(format.bytesPerFrame) / 1_048_576).rounded(.up)
-        let each = outputs > 1 ? " for each of \(outputs) outputs" : ""
-        return "cannot have \(Int(mebibytes)) MiB of memory for the ring between capture and encoder\(each) "
-            + "(\(format), --ring-seconds \(SecondsText.format(seconds))); ask for fewer seconds with --ring-seconds"
-    }
 
     /// Where the recording goes: each output's first file (strftime patterns expanded), or "stdout";
     /// a sound-activated file output's name as given (its files are named as each starts).
@@ -352,7 +340,7 @@ public final class RecordingSession {
         } else if let externalStop {
             end = externalStop
         } else if monitor.endReason == .deviceLost {
-            end = .deviceLost(reason: Self.deviceFailureText(errno: monitor.deviceErrorCode))
+            end = .deviceLost(errno: monitor.deviceErrorCode)
         } else if let stopSignal {
             end = .signal(StopSignals.name(of: stopSignal))
         } else {
@@ -371,14 +359,6 @@ public final class RecordingSession {
         summary.clock = CaptureClock.measure(monitor, sampleRate: device.negotiated.format.sampleRate)
         for output in outputs { output.stampFiles(clock: summary.clock, sampleRate: device.negotiated.format.sampleRate) }
         return summary
-    }
-
-    private static func deviceFailureText(errno code: Int32) -> String {
-        switch code {
-        case ETIMEDOUT: "the device stopped delivering audio"
-        case ECONNRESET: "the sound server went away"
-        default: String(cString: strerror(code))
-        }
     }
 
     /// Opens what `request` names: an ALSA PCM, or a record stream of the sound server's own.

@@ -1,6 +1,9 @@
 import AudioFormat
 import Encoding
 import Loudness
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a recording ended. The first two are normal stops; the others are failures after which the
 /// output was still finalized as far as possible.
@@ -18,6 +21,15 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case sizeLimitReached
     /// Silence lasted `--stop-after` seconds after the last sound.
     case silence(seconds: Double)
+
+    /// The device failed with `code` (the capture thread's errno): said as the user knows it.
+    static func deviceLost(errno code: Int32) -> RecordingEnd {
+        switch code {
+        case ETIMEDOUT: .deviceLost(reason: "the device stopped delivering audio")
+        case ECONNRESET: .deviceLost(reason: "the sound server went away")
+        default: .deviceLost(reason: String(cString: strerror(code)))
+        }
+    }
 
     public var description: String {
         switch self {
