@@ -100,7 +100,7 @@ public struct AccessLog: Sendable {
         SecureFile.withExclusiveLock(path + ".lock") {
             var info = stat()
             if lstat(path, &info) == 0, Int(info.st_size) + line.count > maxBytes {
-                rename(path, path + ".1")
+                rename(path, rotatedPath)
             }
         }
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -132,17 +132,20 @@ public struct AccessLog: Sendable {
         rawLines().compactMap { try? JSONValue(parsing: $0) }
     }
 
+    /// The previous generation, which the log is renamed to when it passes `maxBytes`.
+    private var rotatedPath: String { path + ".1" }
+
     /// Whether the log has been rotated, so entries older than its oldest are gone.
     public var hasRotated: Bool {
         var info = stat()
-        return lstat(path + ".1", &info) == 0
+        return lstat(rotatedPath, &info) == 0
     }
 
     /// Why the log or its rotated part is not read, a line each ("the access log … is writable by
     /// other users (mode 666)"); empty when both are read (or absent). What cannot be trusted to
     /// be hark's own writing is left out of `entries()`, so a command showing them says this too.
     public func untrustedParts() -> [String] {
-        [path + ".1", path].compactMap { file in
+        [rotatedPath, path].compactMap { file in
             do throws(SecureFile.Problem) {
                 _ = try SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536)
                 return nil
@@ -155,7 +158,7 @@ public struct AccessLog: Sendable {
     /// Every line's bytes, oldest first (the rotated file, then the current one), unparsed: slices
     /// of the two files as read.
     func rawLines() -> [ArraySlice<UInt8>] {
-        [path + ".1", path].flatMap { file -> [ArraySlice<UInt8>] in
+        [rotatedPath, path].flatMap { file -> [ArraySlice<UInt8>] in
             guard let bytes = try? SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536) else { return [] }
             return bytes.split(separator: 0x0A)
         }

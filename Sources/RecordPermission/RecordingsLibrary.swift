@@ -57,7 +57,7 @@ public struct RecordingsLibrary: Sendable, Hashable {
         var parts = tm()
         localtime_r(&seconds, &parts)
         var buffer = [CChar](repeating: 0, count: 32)
-        let length = strftime(&buffer, buffer.count, "%Y%m%d-%H%M%S", &parts)
+        let length = strftime(&buffer, buffer.count, Self.timeStamp, &parts)
         let stamp = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var candidate = "\(directory)/rec-\(stamp).\(fileExtension)"
         var counter = 2
@@ -69,6 +69,9 @@ public struct RecordingsLibrary: Sendable, Hashable {
         return candidate
     }
 
+    /// The time in a recording's name (strftime): `rec-20261127-091255.flac`.
+    private static let timeStamp = "%Y%m%d-%H%M%S"
+
     /// A name pattern for a recording whose files start later (a sound-activated one, whose files
     /// start with each sound): `rec-` and the time, as strftime expands it when each file starts,
     /// so a file is named for its audio and not for when hark was armed. The library folder is
@@ -77,7 +80,7 @@ public struct RecordingsLibrary: Sendable, Hashable {
         grant.manifest.requireUsageDescription(for: .recordings)
         try createDirectory(directory)
         let escaped = String(directory.flatMap { $0 == "%" ? ["%", "%"] : [$0] })
-        return "\(escaped)/rec-%Y%m%d-%H%M%S.\(fileExtension)"
+        return "\(escaped)/rec-\(Self.timeStamp).\(fileExtension)"
     }
 
     /// Whether `path` names a file inside the library.

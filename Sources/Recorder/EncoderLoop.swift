@@ -75,12 +75,18 @@ final class EncoderLoop: @unchecked Sendable {
         self.zeros = UnsafeRawBufferPointer(zeros)
         self.meter = meter
         self.maxBytes = maxBytes
-        bytesPerFrameBound = min(Double(ring.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
+        bytesPerFrameBound = Self.bytesPerFrameBound(bytesPerFrame: ring.bytesPerFrame, encoder: encoder)
         flushReserveBytes = encoder.maximumFinishBytes ?? Int((8192 * bytesPerFrameBound).rounded(.up))
         minimumStepFrames = max(periodFrames, 1)
         self.encoder = encoder
         self.monitor = monitor
         self.soundGate = soundGate
+    }
+
+    /// The most output one input frame of `bytesPerFrame` bytes can cost with `encoder`: its
+    /// codec's own bound, or the raw size with 1/64 for framing (FLAC's verbatim frames).
+    static func bytesPerFrameBound(bytesPerFrame: Int, encoder: any AudioEncoder) -> Double {
+        min(Double(bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
     }
 
     deinit { zeros.deallocate() }

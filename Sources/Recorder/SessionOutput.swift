@@ -111,7 +111,7 @@ final class SessionOutput {
             // Room for the first second of audio (at most 1 MiB, or the size limit), set aside
             // before the file replaces anything: a disk too full for it fails the output now, as
             // a header that cannot be written does, and an existing file of that name stays.
-            let bytesPerFrame = min(Double(format.bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
+            let bytesPerFrame = EncoderLoop.bytesPerFrameBound(bytesPerFrame: format.bytesPerFrame, encoder: encoder)
             let firstSecond = min(Int((Double(format.sampleRate) * bytesPerFrame).rounded(.up)), 1 << 20,
                                   configuration.maxBytes ?? .max)
             let error = target.setAsideRoom(bytes: firstSecond, after: encoder.bytesWritten)

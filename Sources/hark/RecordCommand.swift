@@ -266,9 +266,8 @@ struct RecordCommand: ParsableCommand {
         }
     }
 
-    /// A new file in the recordings library, after asking (once) to be allowed to add to it.
-    /// A new file's path in the recordings library; for a sound-activated recording, a pattern
-    /// each file's start time expands.
+    /// A new file's path in the recordings library, after asking (once) to be allowed to add to
+    /// it; for a sound-activated recording, a pattern each file's start time expands.
     private func libraryPath(extension fileExtension: String, startsOnSound: Bool) throws -> String {
         switch HarkManifest.gate.requestAccess(for: .addOnly) {
         case .granted(let grant):
