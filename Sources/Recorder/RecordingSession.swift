@@ -178,6 +178,9 @@ public final class RecordingSession {
         }
     }
 
+    /// Whether an output can be split into files (a file; not stdout, a FIFO or a device).
+    public var splitsIntoFiles: Bool { outputs.contains { $0.splitter != nil } }
+
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }
 

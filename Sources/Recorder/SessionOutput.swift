@@ -83,6 +83,10 @@ final class SessionOutput {
         let measuresLoudness = recording.measuresLoudness && LoudnessMeter.sampleRates.contains(format.sampleRate)
         let loudness = LoudnessLedger(format: format, layout: layout)
         self.loudness = loudness
+        // WAV's bext chunk carries the clock's fields and the loudness: a file gets it when either
+        // is written there, so --no-auto-tags keeps a WAV's loudness as it keeps FLAC's and
+        // Opus's gain tags (its date and time fields then stay empty).
+        let broadcastExtension = stampsClock || (isRewritableFile && measuresLoudness)
         let makeCodec: SplittingEncoder.MakeEncoder = { [encoderName = configuration.encoderName] sink, start, firstFrame throws(EncoderError) in
             var automatic = AutomaticTags(encoderName: encoderName, recordingDetails: addsDetails ? (start, negotiated) : nil)
             automatic.reservesClockTags = stampsClock
@@ -90,7 +94,7 @@ final class SessionOutput {
             automatic.loudnessPlaceholders = isRewritableFile && measuresLoudness ? LoudnessStamp.placeholders(for: codec) : []
             let tags = automatic.appended(to: codec.tags)
             return try Self.makeEncoder(codec: codec.replacingTags(with: tags), format: format, sink: sink,
-                                        expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: stampsClock)
+                                        expectedSeconds: expectedSeconds, layout: layout, broadcastExtension: broadcastExtension)
         }
         let makeEncoder: SplittingEncoder.MakeEncoder = measuresLoudness ? { sink, start, firstFrame throws(EncoderError) in
             loudness.measuring(try makeCodec(sink, start, firstFrame))

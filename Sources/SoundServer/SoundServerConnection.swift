@@ -40,13 +40,22 @@ public final class SoundServerConnection {
         self.timeoutMilliseconds = timeoutMilliseconds
         deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
         guard library.contextConnect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            throw .notRunning(errorText())
+            throw notReached()
         }
         try run(until: { [library, context] in
             let state = library.contextGetState(context)
             return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
         })
-        guard library.contextGetState(context) == PA_CONTEXT_READY else { throw .notRunning(errorText()) }
+        guard library.contextGetState(context) == PA_CONTEXT_READY else { throw notReached() }
+    }
+
+    /// Why the connection failed: the server `PULSE_SERVER` names, when it names one, could not
+    /// be reached (another may well be running); else no server runs for this user.
+    private func notReached() -> SoundServerError {
+        if let server = getenv("PULSE_SERVER").map({ String(cString: $0) }), !server.isEmpty {
+            return .unreachable(server: server, reason: errorText())
+        }
+        return .notRunning(errorText())
     }
 
     deinit {

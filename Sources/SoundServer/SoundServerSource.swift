@@ -58,6 +58,8 @@ public enum SoundServerError: Error, Sendable, Equatable, CustomStringConvertibl
     case libraryMissing(String)
     /// No server is running for this user, or it refused the connection.
     case notRunning(String)
+    /// The server `PULSE_SERVER` names could not be reached.
+    case unreachable(server: String, reason: String)
     /// It did not answer within the deadline (milliseconds).
     case timedOut(milliseconds: Int)
     case failed(String)
@@ -66,6 +68,7 @@ public enum SoundServerError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .libraryMissing(let reason): "the sound server's client library is missing (install libpulse0): \(reason)"
         case .notRunning(let reason): "no sound server is running (\(reason))"
+        case .unreachable(let server, let reason): "cannot reach the sound server PULSE_SERVER names, '\(server)' (\(reason))"
         case .timedOut(let milliseconds): "the sound server did not answer within \(milliseconds) ms"
         case .failed(let reason): reason
         }

@@ -37,9 +37,24 @@ enum HarkMain {
             if code == .success { Hark.exit(withError: error) }
             let message = Hark.message(for: error)
                 .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
-            Console.error("\(message) (see 'hark --help')")
+            Console.error("\(message) (see '\(Hark.helpCommand(for: Array(CommandLine.arguments.dropFirst())))')")
             exit(ExitStatus.usage)
         }
+    }
+}
+
+extension Hark {
+    /// The help that explains a usage error in `arguments`: the deepest subcommand they name
+    /// (`hark record --help`, `hark permissions log --help`), as `hark --help` lists no options.
+    static func helpCommand(for arguments: [String]) -> String {
+        var words = ["hark"]
+        var command: ParsableCommand.Type = Hark.self
+        for argument in arguments {
+            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == argument }) else { break }
+            words.append(argument)
+            command = sub
+        }
+        return (words + ["--help"]).joined(separator: " ")
     }
 }
 

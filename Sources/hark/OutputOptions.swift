@@ -35,7 +35,7 @@ struct OutputRequest {
         if isStandardOutput && speech { return .raw }
         guard let path, path != "-" else { return .flac }
         guard let format = OutputFormat(pathExtensionOf: path) else {
-            throw ValidationError("cannot tell the codec from '\(path)'; name it .flac, .opus, .ogg, .wav or .raw, or add --format")
+            throw ValidationError("cannot tell the codec from '\(path)'; name it .flac, .opus, .ogg, .wav, .raw or .pcm, or add --format")
         }
         return format
     }

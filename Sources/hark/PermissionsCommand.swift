@@ -19,6 +19,11 @@ struct AppOption: ParsableArguments {
     var app: String = PermissionGate.settingsAppIdentifier
 
     func validate() throws {
+        try Self.check(app)
+    }
+
+    /// Refuses what cannot be an app identifier (it names a file of the permission store).
+    static func check(_ app: String) throws {
         guard !app.isEmpty, app.first != ".", app.count <= 200,
               app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
             throw ValidationError("'\(app)' is not an app identifier (letters, digits, '.', '-', '_')")
@@ -131,12 +136,16 @@ extension PermissionsCommand {
 
     struct Log: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List past recordings from the access log.")
-        @Flag(help: "Print the log's JSON lines as they are stored.") var json = false
+        @Flag(help: "Print each recording's entry as the JSON line the log stores (the log's lines that track a recording under way are left out).")
+        var json = false
         @Option(help: ArgumentHelp("Only recordings that started at or after this time: an ISO 8601 date or time "
                                    + "(2026-11-21, 2026-11-21T09:00:00Z) or an age such as 30m, 12h, 7d.",
                                    valueName: "time")) var since: String?
+        @Option(help: ArgumentHelp("Only this app's recordings (every app's by default).", valueName: "id"))
+        var app: String?
 
         func validate() throws {
+            if let app { try AppOption.check(app) }
             if let since, LogFilter.startTime(since, now: .now()) == nil {
                 throw ValidationError("cannot read '\(since)' as a time; use 2026-11-21, 2026-11-21T09:00:00Z, 30m, 12h or 7d")
             }
@@ -145,7 +154,7 @@ extension PermissionsCommand {
         func run() throws {
             let threshold = since.flatMap { LogFilter.startTime($0, now: .now()) }
             let log = AccessLog()
-            let entries = log.entries().filter { threshold == nil || $0.start >= threshold! }
+            let entries = log.entries().filter { (threshold == nil || $0.start >= threshold!) && (app == nil || $0.app == app) }
             let untrusted = log.untrustedParts()
             var text = ""
             for entry in entries {

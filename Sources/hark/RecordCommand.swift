@@ -19,7 +19,7 @@ struct RecordCommand: ParsableCommand {
         _superCommandName: "hark",
         abstract: "Record from a sound-server source or an ALSA capture device until Ctrl-C, SIGTERM, SIGHUP, SIGQUIT or the end of -d.",
         discussion: """
-            The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw); --format overrides it. \
+            The codec follows the output's extension (.flac, .opus, .ogg, .wav, .raw, .pcm); --format overrides it. \
             With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \
             nothing else does. On stop, hark drains everything captured, finishes the file (FLAC: STREAMINFO \
             with total samples and MD5; Opus: the last page with end trimming and EOS; WAV: the exact sizes, \
@@ -221,7 +221,7 @@ struct RecordCommand: ParsableCommand {
             let until = duration.map { "for \(SecondsText.format($0)) s" } ?? "until Ctrl-C"
             if let activation = configuration.soundActivation {
                 Console.notice("◌ armed on '\(device)' (\(pcm)) \(until): recording to \(session.outputDescription) "
-                    + activation.plan)
+                    + activation.plan(splitsIntoFiles: session.splitsIntoFiles))
             } else {
                 Console.notice("● recording from '\(device)' (\(pcm)) to \(session.outputDescription) \(until)")
             }

@@ -90,9 +90,13 @@ extension SoundActivation {
 
     /// What an armed hark will do, for the line it prints as it starts: "when the level rises
     /// above -40.0 dBFS (with 0.5 s before it), a new file after 2 s of silence, ending after 60 s".
-    var plan: String {
+    /// Outputs that cannot be split (stdout, a FIFO) get the sounds back to back instead.
+    func plan(splitsIntoFiles: Bool) -> String {
         var text = "when the level rises above \(levelText) (with \(SecondsText.format(preRollSeconds)) s before it)"
-        if let split = splitOnSilenceSeconds { text += ", a new file after \(SecondsText.format(split)) s of silence" }
+        if let split = splitOnSilenceSeconds {
+            text += splitsIntoFiles ? ", a new file after \(SecondsText.format(split)) s of silence"
+                : ", the sounds back to back (silences of \(SecondsText.format(split)) s or more left out)"
+        }
         if let stop = stopAfterSeconds { text += ", ending after \(SecondsText.format(stop)) s of silence" }
         return text
     }

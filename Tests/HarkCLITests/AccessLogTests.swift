@@ -49,6 +49,9 @@ import Testing
         #expect(try entries(rig, ["--since", "1h"]).count == 3)
         #expect(try entries(rig, ["--since", "2999-01-01"]).isEmpty)
         #expect(try runHark(["permissions", "log", "--since", "yesterday-ish"], rig: rig).status == 64)
+        #expect(try entries(rig, ["--app", "dev.hark.cli", "--since", "1h"]).count == 3)
+        #expect(try entries(rig, ["--app", "org.example.voicememo"]).isEmpty)
+        #expect(try runHark(["permissions", "log", "--app", "../hark"], rig: rig).status == 64)
     }
 
     @Test func revokingDuringAPacedRecordingStopsItWithinASecond() throws {

@@ -102,4 +102,23 @@ import Testing
         #expect(try !FLACTools.tags(rig.path("low.flac")).contains { $0.hasPrefix("REPLAYGAIN") })
         #expect(try !OpusTools.tags(rig.path("low.opus")).comments.contains { $0.hasPrefix("R128") })
     }
+
+    /// `--no-auto-tags` leaves out when and on what a recording was made, not its loudness: FLAC
+    /// keeps its gain tags, and WAV its `bext` chunk, with the loudness and no date or time.
+    @Test func withoutTheRecordingDetailsTheLoudnessStays() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 6 * 48_000).alsaBytes)
+        let result = try runHark(["record", "-D", "filecap", "-d", "5", "--no-auto-tags",
+                                  "-o", rig.path("n.flac"), "-o", rig.path("n.wav")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        let tags = try FLACTools.tags(rig.path("n.flac"))
+        #expect(tags.contains { $0.hasPrefix("REPLAYGAIN_TRACK_GAIN=") }, "\(tags)")
+        #expect(!tags.contains { $0.hasPrefix("DATE=") || $0.hasPrefix("HARK_") }, "\(tags)")
+        let wav = try Data(contentsOf: URL(fileURLWithPath: rig.path("n.wav")))
+        let bext = try #require(wav.range(of: Data("bext".utf8))).upperBound + 4
+        #expect(wav[bext + 346] == 2)
+        let loudness = Int(Int16(bitPattern: UInt16(wav[bext + 412]) | UInt16(wav[bext + 413]) << 8))
+        #expect(loudness != 0x7FFF && loudness < 0, "measured, in hundredths of a LUFS: \(loudness)")
+        #expect(wav[bext..<(bext + 256)].allSatisfy { $0 == 0 }, "no description")
+        #expect(wav[(bext + 320)..<(bext + 346)].allSatisfy { $0 == 0 }, "no date, time or time reference")
+    }
 }

@@ -65,6 +65,7 @@ import Testing
             .filter { $0.hasPrefix("seg") }.sorted { ($0.count, $0) < ($1.count, $1) }
         #expect(names == ["seg.flac", "seg-2.flac", "seg-3.flac"], "\(names)")
         #expect(result.standardError.contains("in 3 segments"), "\(result.standardError)")
+        #expect(result.standardError.contains("(with 0.400 s before it), a new file after 1 s of silence"), "\(result.standardError)")
         var joined: [Int32] = []
         var segments: [(start: Int, frames: Int)] = []
         for (name, burst) in zip(names, Self.segmentBursts) {
@@ -100,6 +101,18 @@ import Testing
         // Finished, so not an unfinished recording: the segments' entries do not hide that either.
         let unfinished = try runHark(["repair", "--unfinished"], rig: rig)
         #expect(unfinished.status == 0, "\(unfinished.standardError)")
+    }
+
+    /// Standard output alone cannot be split: the armed line says what it gets instead.
+    @Test func stdoutAloneIsToldItGetsTheSoundsBackToBack() throws {
+        let rig = try ALSATestRig(input: Self.inputBytes)
+        let result = try runHarkIntoPipe(
+            ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--split-on-silence", "1",
+             "-o", "-", "--format", "raw"], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("the sounds back to back (silences of 1 s or more left out)")
+                && !result.standardError.contains("a new file"), "\(result.standardError)")
+        #expect(result.standardError.contains("in 3 segments"), "\(result.standardError)")
     }
 
     /// A strftime name: the first segment's file has the plain name (the one taken before any

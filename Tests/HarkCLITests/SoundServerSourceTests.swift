@@ -119,6 +119,13 @@ import Testing
         let noServer = try runHark(["record", "-D", "Blue Yeti", "-d", "1", "-o", output], rig: rig)
         #expect(noServer.status == 69 && noServer.standardError.contains("not an ALSA device, and no sound server is running"),
                 "\(noServer.standardError)")
+        // A PULSE_SERVER that leads nowhere is named: another server may well be running.
+        let nowhere = "unix:" + rig.path("no-server-here")
+        rig.extraEnvironment["PULSE_SERVER"] = nowhere
+        let misdirected = try runHark(["record", "-D", "Blue Yeti", "-d", "1", "-o", output], rig: rig)
+        #expect(misdirected.status == 69 && misdirected.errorLines.count == 1
+                    && misdirected.standardError.contains("cannot reach the sound server PULSE_SERVER names, '\(nowhere)'"),
+                "\(misdirected.standardError)")
     }
 
     /// Looking `-D` up and recording from it share one connection to the server (a second one cost

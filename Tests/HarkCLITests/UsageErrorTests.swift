@@ -91,7 +91,7 @@ import Testing
     @Test func unknownExtensionWithoutFormatIsAUsageError() throws {
         let rig = try ALSATestRig(input: Data())
         let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("take.mp3")], rig: rig)
-        expectOneLineFailure(result, exitCode: 64, mentioning: "name it .flac, .opus, .ogg, .wav or .raw, or add --format")
+        expectOneLineFailure(result, exitCode: 64, mentioning: "name it .flac, .opus, .ogg, .wav, .raw or .pcm, or add --format")
         #expect(try leftoverFiles(in: rig).isEmpty)
     }
 
@@ -153,6 +153,19 @@ import Testing
         let text = String(decoding: result.standardOutput, as: UTF8.self)
         #expect(text.contains("hark: stdout is a terminal"), "\(text)")
         #expect(!text.contains("fLaC"))
+    }
+
+    /// A usage error points to the help that lists the options it is about: `hark --help` lists
+    /// only the subcommands.
+    @Test func aUsageErrorNamesTheSubcommandsHelp() throws {
+        let rig = try ALSATestRig(input: Data())
+        for (arguments, help) in [(["record", "-D", "filecap", "-r", "999", "-o", rig.path("x.flac")], "hark record --help"),
+                                  (["permissions", "log", "--bogus"], "hark permissions log --help"),
+                                  (["repair", "--bogus"], "hark repair --help"),
+                                  (["--bogus"], "hark --help")] {
+            let result = try runHark(arguments, rig: rig)
+            expectOneLineFailure(result, exitCode: 64, mentioning: "(see '\(help)')")
+        }
     }
 
     @Test func helpGoesToStdoutAndExits0() throws {
