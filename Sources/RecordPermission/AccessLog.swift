@@ -41,6 +41,11 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// The recording's loudness (EBU R128), by key: `loudnessLUFS`, `loudnessRangeLU`,
     /// `truePeakDBTP`, `samplePeakDBFS`; a figure there is none of (silence) is left out.
     public var loudness: [String: Double] = [:]
+    /// True when the recording was saved to the recordings library (hark's own name there, no
+    /// `-o`); absent in other entries and in lines written before the key existed, which `hark
+    /// list` judges by their path. Kept so a library that moved (another `XDG_MUSIC_DIR`) still
+    /// lists what was saved to it before.
+    public var savedToLibrary = false
     /// The keys `loudness` may hold.
     public static let loudnessKeys = ["loudnessLUFS", "loudnessRangeLU", "truePeakDBTP", "samplePeakDBFS"]
 
@@ -195,6 +200,7 @@ extension AccessLogEntry {
         members["firstSample"] = firstSample?.iso8601Microseconds.map { .string($0) }
         members["clockDriftPPM"] = clockDriftPPM.map { .number(($0 * 10).rounded() / 10) }
         members["segment"] = segment.map { .number(Double($0)) }
+        if savedToLibrary { members["library"] = .bool(true) }
         for (key, value) in loudness where Self.loudnessKeys.contains(key) { members[key] = .number(value) }
         return JSONValue.object(members).serialized(.compactLine)
     }
@@ -227,6 +233,7 @@ extension AccessLogEntry {
         firstSample = json["firstSample"]?.stringValue.flatMap(WallClockTime.init(iso8601:))
         if case .number(let drift)? = json["clockDriftPPM"] { clockDriftPPM = drift }
         segment = json["segment"]?.exactInt
+        savedToLibrary = json["library"] == .bool(true)
         for key in Self.loudnessKeys {
             if case .number(let value)? = json[key] { loudness[key] = value }
         }

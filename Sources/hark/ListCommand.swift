@@ -8,7 +8,9 @@ import Glibc
 /// `hark list`: the recordings hark saved in the recordings library, from the access log.
 ///
 /// Add-only access means hark never looks into the library folder to list it: what it saved is
-/// what its own log says it saved. A file since moved or deleted is marked as missing.
+/// what its own log says it saved. A file since moved or deleted is marked as missing. An entry
+/// counts when it says it was saved to the library (wherever the library was then), or when its
+/// file is in today's library folder (a `-o` there, and lines older than the entry's flag).
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
@@ -23,7 +25,7 @@ struct ListCommand: ParsableCommand {
         // again: its segments are listed, not that entry.
         let segmented = Set(entries.compactMap { $0.segment != nil ? $0.recordingID : nil })
         let saved = entries.filter { entry in
-            library.contains(entry.output) && (entry.segment != nil || entry.recordingID.map { !segmented.contains($0) } ?? true)
+            (entry.savedToLibrary || library.contains(entry.output)) && (entry.segment != nil || entry.recordingID.map { !segmented.contains($0) } ?? true)
         }
         let untrusted = log.untrustedParts()
         // The log keeps about two of its files' worth (2 MiB): once it has rotated, "yet" is not known.

@@ -154,6 +154,7 @@ struct RecordCommand: ParsableCommand {
            refusal.kind != .notDetermined {
             throw CommandFailure(message: refusal.message, exitCode: ExitStatus.noPermission)
         }
+        let savesToLibrary = requests.contains { $0.path == nil }
         var outputs: [OutputConfiguration] = []
         for output in requests {
             let destination: OutputDestination = switch output.path {
@@ -191,7 +192,8 @@ struct RecordCommand: ParsableCommand {
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }
             // A sound-activated recording logs each segment as it ends, beside its own entry.
             let segmentEntry = SegmentLogEntry(recordingID: recordingID, device: device, format: pcm,
-                                               grant: session.grant, codecs: outputs.map(\.codec.name))
+                                               grant: session.grant, codecs: outputs.map(\.codec.name),
+                                               savedToLibrary: savesToLibrary)
             session.whenSegmentEnds { segment in segmentEntry.append(segment) }
             scheduling = try session.start().description
         } catch {
@@ -241,7 +243,8 @@ struct RecordCommand: ParsableCommand {
             watch.wakeDescriptors
         }
         statusLine.clear()
-        logAccess(summary, grant: session.grant, started: session.startTime, device: device, recordingID: recordingStart.id)
+        logAccess(summary, grant: session.grant, started: session.startTime, device: device, recordingID: recordingStart.id,
+                  savedToLibrary: savesToLibrary)
         if verbose {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
@@ -284,7 +287,8 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Appends this recording to the access log. A failure is a warning: the recording is done.
-    private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String, recordingID: String) {
+    private func logAccess(_ summary: RecordingSummary, grant: CaptureGrant, started: WallClockTime, device: String, recordingID: String,
+                           savedToLibrary: Bool) {
         var entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
             format: "\(summary.format), \(summary.recordedOutputs.map(\.codec).joined(separator: ", "))",
@@ -294,6 +298,7 @@ struct RecordCommand: ParsableCommand {
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)
         entry.firstSample = summary.clock?.firstSampleTime
         entry.clockDriftPPM = summary.clock?.driftPPM
+        entry.savedToLibrary = savedToLibrary
         for (key, value) in summary.loudness?.logFields ?? [] { entry.loudness[key] = value }
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)

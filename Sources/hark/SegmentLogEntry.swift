@@ -15,6 +15,8 @@ struct SegmentLogEntry: Sendable {
     let format: PCMFormat
     let grant: CaptureGrant
     let codecs: [String]
+    /// Whether the recording goes to the recordings library (`AccessLogEntry.savedToLibrary`).
+    let savedToLibrary: Bool
 
     func append(_ segment: RecordedSegment) {
         let segmentStart = segment.startTime
@@ -24,6 +26,7 @@ struct SegmentLogEntry: Sendable {
             output: segment.paths.map(absolutePath).joined(separator: ", "), frames: segment.frames,
             consent: grant.consent, resource: grant.resource, ended: segment.endedOnSilence ? "silence" : "stopped", recordingID: recordingID)
         entry.segment = segment.number
+        entry.savedToLibrary = savedToLibrary
         try? AccessLog().append(entry)
     }
 }

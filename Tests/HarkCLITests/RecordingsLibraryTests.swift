@@ -50,6 +50,13 @@ import Testing
         try FileManager.default.removeItem(atPath: "\(library)/\(saved[0])")
         let afterDelete = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
         #expect(afterDelete.contains("\(saved[0])  (missing)"), "\(afterDelete)")
+
+        // The music folder moves: what was saved to the library before is still listed (the log
+        // says it was saved there), and a file recorded elsewhere with -o is not.
+        try "XDG_MUSIC_DIR=\"$HOME/Music\"\n".write(toFile: rig.path("config/user-dirs.dirs"), atomically: true, encoding: .utf8)
+        #expect(try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path("elsewhere.flac")], rig: rig).status == 0)
+        let moved = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(moved.split(separator: "\n").count == 2 && moved.contains(library + "/") && !moved.contains("elsewhere"), "\(moved)")
     }
 
     @Test func aSplitRecordingIsListedFileByFile() throws {
