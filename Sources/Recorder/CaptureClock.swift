@@ -14,8 +14,9 @@ import Glibc
 ///
 /// The drift is the device's frames per second of system time, less the nominal rate, in parts
 /// per million, from the slope of `TimelineGuard`'s latency floor. It is given once two 5 s
-/// buckets are complete (recordings of about 10 s and more; good to about a millisecond over the
-/// span, ±200 ppm over 5 s, ±0.3 ppm over an hour), and left out beyond ±1000 ppm, which no
+/// buckets are complete (recordings of about 10 s and more; good to the steadiness of the latency
+/// floor over the span: through PulseAudio, a millisecond or more, so hundreds of ppm over 5 s and
+/// about ±0.3 ppm over an hour), and left out beyond ±1000 ppm, which no
 /// crystal drifts: such a source is not a clock (a file read as fast as it goes).
 public struct CaptureClock: Sendable, Equatable {
     /// The first sample's wall-clock time, to the microsecond.
