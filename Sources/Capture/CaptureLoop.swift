@@ -89,6 +89,21 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // answers: the sound server's answer is a round trip (at most 200 ms, on this thread), and
         // a loaded server can miss it once. Four tries bound what a device without timestamps costs.
         var timingTriesLeft = 4
+        // The source's own latency at a caught-up moment, in frames, once the first frame is timed
+        // (one more such question, at most four tries): a step in the timeline that the source's
+        // latency grew by as well is latency it added, not audio it lost. PipeWire, asked for 5.1
+        // from a stereo source, holds about 280 ms more a second or so into some recordings, and
+        // the timeline alone took that for a loss (and `--pad-overruns` put silence into whole
+        // audio). A source that cannot say leaves it nil: every step is then a loss, as before.
+        var latencyBaseline: Int?
+        var baselineTriesLeft = 4
+        // At `now`, the moment the timeline's deficit was taken: the next frame to read is the
+        // same one however late the answer comes (nothing is read meanwhile), so a thread that
+        // was preempted, or a slow round trip, does not add to the latency.
+        func latencyFrames(at now: Int) -> Int? {
+            guard let next = device.timeOfNextFrame() else { return nil }
+            return (now - next) / 1000 * rate / 1_000_000
+        }
         if case .failed(let code) = device.start() { return (.deviceLost, code) }
 
         func account(lostFrames: Int) {
@@ -186,8 +201,20 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             if isDrained {
                 // Everything the source had is read: the moment to check its timeline.
                 let now = MonotonicClock.nanoseconds()
-                let missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
-                if missing > 0 { account(lostFrames: missing) }
+                var missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
+                if missing > 0, let baseline = latencyBaseline, let latency = latencyFrames(at: now),
+                   latency - baseline >= missing - timeline.thresholdFrames {
+                    timeline.acceptLatencyStep(frames: missing)
+                    latencyBaseline = latency
+                    missing = 0
+                    monitor.latencySteps.add(1, ordering: .relaxed)
+                }
+                if missing > 0 {
+                    account(lostFrames: missing)
+                } else if latencyBaseline == nil, timingTriesLeft == 0, baselineTriesLeft > 0 {
+                    latencyBaseline = latencyFrames(at: now)
+                    baselineTriesLeft -= 1
+                }
                 switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {
                 case .failed(let code): return (.deviceLost, code)
                 case .overrun, .suspended, .frames, .wouldBlock: break  // the next read reports it

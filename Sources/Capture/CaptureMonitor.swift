@@ -17,6 +17,9 @@ public final class CaptureMonitor: Sendable {
     public let framesLostToOverruns = Atomic<Int>(0)
     /// Frames of silence written in place of lost ones (`--pad-overruns`); part of `framesCaptured`.
     public let framesPadded = Atomic<Int>(0)
+    /// Steps in the source's timeline that its own latency report explained, so they were not
+    /// counted as losses (`CaptureLoop`).
+    public let latencySteps = Atomic<Int>(0)
 
     /// When the recording's first frame was captured, in `MonotonicClock` nanoseconds, from the
     /// source's answer (0 until known). Written once (release), after the first read whose timing

@@ -89,6 +89,20 @@ public struct TimelineGuard: Sendable {
         return deficit - floor
     }
 
+    /// Takes a step `observeCaughtUp` just reported, of `frames`, as latency the source added
+    /// rather than audio it lost (its own latency report grew by as much; see `CaptureLoop`): the
+    /// floor is raised by it, so the deficit is not measured against the old level again. The
+    /// drift is then measured afresh from the next complete bucket: the floor's old positions are
+    /// from before the step.
+    public mutating func acceptLatencyStep(frames: Int) {
+        if floorOfCurrentBucket != Int.max { floorOfCurrentBucket += frames }
+        if floorOfPreviousBucket != Int.max { floorOfPreviousBucket += frames }
+        candidate = nil
+        lowestInCurrentBucket = nil
+        lowestInFirstBucket = nil
+        lowestInLatestBucket = nil
+    }
+
     /// The source's clock against the monotonic clock, in parts per billion (positive: the source
     /// delivers more frames per second than its nominal rate), from how the deficit's floor moved
     /// between the first and the latest complete 5 s bucket; nil until they are 5 s apart.

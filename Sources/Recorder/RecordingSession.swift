@@ -178,6 +178,9 @@ public final class RecordingSession {
         }
     }
 
+    /// Times the source's timeline stepped by latency it added, not audio it lost (`CaptureLoop`).
+    public var sourceLatencySteps: Int { monitor.latencySteps.load(ordering: .relaxed) }
+
     /// Whether an output can be split into files (a file; not stdout, a FIFO or a device).
     public var splitsIntoFiles: Bool { outputs.contains { $0.splitter != nil } }
 

@@ -248,6 +248,11 @@ struct RecordCommand: ParsableCommand {
         if verbose {
             // What the drain did, so a stop that lost the ring's contents would show.
             Console.notice("ring drained: \(summary.framesCaptured) frames captured, \(summary.frames) encoded")
+            let latencySteps = session.sourceLatencySteps
+            if latencySteps > 0 {
+                Console.notice("the source's latency grew \(latencySteps == 1 ? "once" : "\(latencySteps) times") in the recording; "
+                    + "its own report showed it, so it was not counted as lost audio")
+            }
             if let clock = summary.clock {
                 Console.notice("first sample captured at \(clock.firstSampleTime.iso8601Microseconds ?? "?") (device timestamps)"
                     + (clock.driftText.map { "; device clock \($0) against the system's" } ?? "; too short, or no clock, for the drift"))

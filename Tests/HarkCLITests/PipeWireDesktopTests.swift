@@ -95,6 +95,24 @@ struct PipeWireDesktopTests {
         try SoundServerStreamTests.recordSurround(sampleRate: 48_000, onPipeWire: true)
     }
 
+    /// Asked for 5.1 from a stereo source, PipeWire holds about 280 ms more a second or so into
+    /// many recordings. hark's timeline took that for lost audio ("1 overruns (280 ms lost)", and
+    /// `--pad-overruns` put silence into whole audio); the server's own latency report shows it
+    /// for what it is.
+    @Test func latencyPipeWireAddsIsNotTakenForLostAudio() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let (rig, feeder) = try PipeMicrophone.start(signal, channelMap: "front-left,front-right", onPipeWire: true)
+        defer { feeder.stop() }
+        let output = rig.path("upmixed.wav")
+        let result = try withExtendedLifetime(feeder) {
+            try runHark(["record", "-D", "studio pipe", "-c", "6", "-d", "5", "--pad-overruns", "-o", output], rig: rig)
+        }
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; 0 overruns (0 ms lost), 0 frames dropped;"), "\(result.standardError)")
+        let sox = try runTool("sox", ["--i", "-s", output])
+        #expect(String(decoding: sox.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "240000")
+    }
+
     @Test func aMonitorNeedsTheSystemAudioGrant() throws {
         let rig = try rig()
         let output = rig.path("monitor.flac")
