@@ -25,7 +25,9 @@ public protocol CaptureSource: AnyObject, Sendable {
     func resumeAfterSuspend(shouldGiveUp: () -> Bool) -> Bool
     /// When the frame the next read returns was captured, in `MonotonicClock` nanoseconds; nil
     /// when the source cannot tell. Called after the first read that brought audio, and after the
-    /// next few until one answers (at most four calls a recording).
+    /// next few until one answers (at most four calls); then once at a moment everything was read,
+    /// for the latency a later step in the timeline is measured against (at most four more); and
+    /// once per step the timeline confirms, which is rare (`CaptureLoop`).
     func timeOfNextFrame() -> Int?
     /// Stops the stream and drops what it holds.
     func drop()

@@ -261,9 +261,10 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
 
     /// Asks the server for the stream's timing and takes its latency: how long ago the next frame
     /// libpulse hands out was captured. The reply's moment is taken as the middle of the round
-    /// trip. The one blocking exchange on the capture thread, once per recording (up to four times
-    /// when the server is too slow to answer): it waits for the server's reply on the socket, at
-    /// most 200 ms, which the server's two-second queue and the ring absorb.
+    /// trip. The one blocking exchange on the capture thread, twice per recording (each up to four
+    /// times when the server is too slow to answer) and once more per step in the timeline (rare):
+    /// it waits for the server's reply on the socket, at most 200 ms, which the server's two-second
+    /// queue and the ring absorb.
     /// The corresponding C functions are `pa_stream_update_timing_info` and `pa_stream_get_latency`.
     public func timeOfNextFrame() -> Int? {
         let asked = MonotonicClock.nanoseconds()
