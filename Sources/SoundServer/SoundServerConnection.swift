@@ -75,17 +75,25 @@ public final class SoundServerConnection {
     /// alone: PulseAudio and PipeWire both resolve `@DEFAULT_SOURCE@`.
     /// The corresponding C function is `pa_context_get_source_info_by_name`.
     public func isMonitor(source name: String?) throws(SoundServerError) -> Bool {
+        try identify(source: name)?.isMonitor ?? false
+    }
+
+    /// The source `name` reaches (nil: the default source; also a special name such as
+    /// `@DEFAULT_SOURCE@`, or an index): its own name, its description and whether it is a
+    /// monitor; nil when the server knows no such source.
+    /// The corresponding C function is `pa_context_get_source_info_by_name`.
+    public func identify(source name: String?) throws(SoundServerError) -> SoundServerSource? {
         let collector = Collector()
+        collector.library = library
         let operation = library.contextGetSourceInfoByName(context, name ?? "@DEFAULT_SOURCE@", { _, info, endOfList, userdata in
             // A name the server does not know ends the list at once (endOfList < 0).
             guard endOfList == 0, let info, let userdata else { return }
             let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
-            collector.isMonitor = info.pointee.monitor_of_sink != hark_pa_invalid_index()
-            collector.sourceName = info.pointee.name.map { String(cString: $0) }
+            collector.identified = collector.source(from: info.pointee)
         }, Unmanaged.passUnretained(collector).toOpaque())
         try waitFor(operation, "the source's information")
-        if let answered = collector.sourceName { monitorAnswers[answered] = collector.isMonitor }
-        return collector.isMonitor
+        if let answered = collector.identified { monitorAnswers[answered.name] = answered.isMonitor }
+        return collector.identified
     }
 
     /// Takes in whatever the server sent while the connection sat idle (it may have gone away
@@ -189,9 +197,8 @@ public final class SoundServerConnection {
         var library: PulseLibrary?
         var serverName: String?
         var defaultSource: String?
-        var isMonitor = false
-        /// The source `isMonitor` was answered for, by its own name.
-        var sourceName: String?
+        /// The source `identify` was answered for.
+        var identified: SoundServerSource?
         var rawSources: [SoundServerSource] = []
 
         func source(from info: pa_source_info) -> SoundServerSource {

@@ -11,6 +11,10 @@ struct DeviceChoice {
     let alsaName: String
     /// The source, when `-D` named one of the sound server's.
     let source: SoundServerSource?
+    /// The source the recording comes from through the sound server's own stream: the one `-D`
+    /// named, or the one an ALSA-style name reaches (`default`, `pulse`, `pulse:@DEFAULT_SOURCE@`),
+    /// as the server answered while the name was looked up; nil through ALSA.
+    let soundServerSource: SoundServerSource?
     /// What recording it needs consent for: `.systemAudio` for a monitor (what the system plays),
     /// else `.microphone`.
     let resource: PermissionResource
@@ -23,19 +27,31 @@ struct DeviceChoice {
     /// ALSA for everything else. Worked out once: for `default` it asks ALSA's configuration.
     let route: CaptureRoute
 
-    private init(alsaName: String, source: SoundServerSource?, resource: PermissionResource, connection: SoundServerConnection?) {
+    /// `reached`: the source an ALSA-style name reaches, as the server answered.
+    private init(alsaName: String, source: SoundServerSource?, reached: SoundServerSource? = nil, resource: PermissionResource,
+                 connection: SoundServerConnection?) {
         self.alsaName = alsaName
         self.source = source
         self.resource = resource
-        route = Self.route(alsaName: alsaName, source: source, serverAnswered: connection != nil)
-        if case .soundServer = route { soundServer = connection } else { soundServer = nil }
+        route = Self.route(alsaName: alsaName, source: source, reached: reached, serverAnswered: connection != nil)
+        if case .soundServer = route {
+            soundServer = connection
+            soundServerSource = source ?? reached
+        } else {
+            soundServer = nil
+            soundServerSource = nil
+        }
     }
 
     /// `serverAnswered`: a libpulse connection was made while looking the name up.
-    private static func route(alsaName: String, source: SoundServerSource?, serverAnswered: Bool) -> CaptureRoute {
+    /// `serverAnswered`: a libpulse connection was made while looking the name up. A source named
+    /// the ALSA way (`pulse:NAME`) is recorded by the name the server answered with: pipewire-pulse
+    /// refuses `@DEFAULT_SOURCE@` for a stream that may not be moved, which PulseAudio takes.
+    private static func route(alsaName: String, source: SoundServerSource?, reached: SoundServerSource?,
+                              serverAnswered: Bool) -> CaptureRoute {
         if let source { return .soundServer(source: source.name) }
         switch pulsePluginTarget(alsaName) {
-        case .named(let name): return .soundServer(source: name)
+        case .named(let name): return .soundServer(source: reached?.name ?? name)
         case .defaultSource where alsaName != "default": return .soundServer(source: nil)
         case .defaultSource:
             switch DeviceCatalog.soundServerPlugin(alsaName) {
@@ -52,7 +68,7 @@ struct DeviceChoice {
 
     /// The device as the user sees it in notices, the status line and the access log.
     var label: String {
-        guard let source else { return alsaName }
+        guard let source = soundServerSource else { return alsaName }
         return "\(source.description) (\(alsaName))"
     }
 
@@ -66,8 +82,8 @@ struct DeviceChoice {
         let isServerName = name != "default" && pulsePluginTarget(name) != nil
         if isServerName || DeviceCatalog.isALSADeviceName(name) {
             let behind = lookBehind(alsaName: name)
-            return DeviceChoice(alsaName: name, source: nil, resource: behind.isMonitor ? .systemAudio : .microphone,
-                                connection: behind.connection)
+            return DeviceChoice(alsaName: name, source: nil, reached: behind.source,
+                                resource: behind.source?.isMonitor == true ? .systemAudio : .microphone, connection: behind.connection)
         }
         let connection: SoundServerConnection
         let listing: SoundServerListing
@@ -95,22 +111,26 @@ struct DeviceChoice {
 }
 
 extension DeviceChoice {
-    /// Whether an ALSA name reaches a sound server's monitor source, so that naming it the ALSA way
+    /// The sound server's source an ALSA name reaches, so that naming a monitor the ALSA way
     /// (`pulse:DEVICE=speakers.monitor`, or `pulse`/`default` while the server's default source is
-    /// a monitor) cannot record the system's audio on a microphone grant; and the connection that
-    /// asked, for the stream. Asks the server only for names of its ALSA plugin, and only about the
-    /// source the name reaches (as the plugin does, a number is the server's index of a source);
-    /// with no server reachable, nothing there is a monitor.
-    static func lookBehind(alsaName name: String) -> (isMonitor: Bool, connection: SoundServerConnection?) {
+    /// a monitor) cannot record the system's audio on a microphone grant, and so the recording is
+    /// named after the source it comes from; and the connection that asked, for the stream. Asks
+    /// the server only for names of its ALSA plugin, and only about the source the name reaches
+    /// (as the plugin does, a number is the server's index of a source); with no server reachable,
+    /// or a source it does not know, nil.
+    static func lookBehind(alsaName name: String) -> (source: SoundServerSource?, connection: SoundServerConnection?) {
         guard let target = pulsePluginTarget(name), let connection = try? SoundServerConnection() else {
-            return (false, nil)
+            return (nil, nil)
         }
         let source: String? = switch target {
         case .defaultSource: nil
         case .named(let sourceName): sourceName
         }
-        guard let isMonitor = try? connection.isMonitor(source: source) else { return (false, nil) }
-        return (isMonitor, connection)
+        do throws(SoundServerError) {
+            return (try connection.identify(source: source), connection)
+        } catch {
+            return (nil, nil)
+        }
     }
 
     enum PulsePluginTarget: Equatable {

@@ -142,7 +142,7 @@ struct RecordCommand: ParsableCommand {
         request.route = choice.route
         request.channelLayout = capture.channelLayout  // the recording's layout, and what the sound server delivers
         var streamTags = try tags.parsed()
-        if let source = choice.source, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
+        if let source = choice.soundServerSource, !tags.leavesOutDateAndCapture, !streamTags.contains(key: "HARK_SOURCE") {
             // HARK_CAPTURE's device field names the source (pulse:DEVICE=name); this says which it is.
             _ = streamTags.add("HARK_SOURCE", source.description)
         }

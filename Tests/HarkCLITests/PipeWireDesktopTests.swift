@@ -79,9 +79,22 @@ struct PipeWireDesktopTests {
         let output = rig.path("default.flac")
         let result = try withExtendedLifetime(feeder) { try runHark(["record", "-v", "-d", "2", "-o", output], rig: rig) }
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("hark: device 'default' (the sound server's own stream)"), "\(result.standardError)")
+        // Named after the source it reached, in the notice, the tags and the access log.
+        #expect(result.standardError.contains("hark: device 'Studio Pipe Microphone (default)' (the sound server's own stream)"),
+                "\(result.standardError)")
+        #expect(try FLACTools.tags(output).contains("HARK_SOURCE=Studio Pipe Microphone"))
+        #expect(try String(contentsOfFile: rig.accessLogFile, encoding: .utf8).contains("\"device\":\"Studio Pipe Microphone (default)\""))
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
         try #require(decoded.count == 2 * 2 * 48_000)
+        // pipewire-pulse refuses `@DEFAULT_SOURCE@` for a stream that may not be moved: hark makes
+        // its stream for the source by the name the server answered with.
+        let special = rig.path("special.flac")
+        let named = try withExtendedLifetime(feeder) {
+            try runHark(["record", "-D", "pulse:@DEFAULT_SOURCE@", "-d", "1", "-o", special], rig: rig)
+        }
+        #expect(named.status == 0 && named.standardError.contains("recording from 'Studio Pipe Microphone (pulse:@DEFAULT_SOURCE@)'"),
+                "\(named.standardError)")
+        #expect(try FLACTools.totalSamples(special) == 48_000)
         let input = Array(signal.samples)
         let offset = try PipeMicrophone.offset(of: decoded, in: input, channels: 2)
         PipeMicrophone.expectInputWithInsertedSilence(decoded, input: input, from: offset, channels: 2)

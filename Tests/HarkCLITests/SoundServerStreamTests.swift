@@ -156,7 +156,9 @@ import Testing
         let result = try runHark(["record", "-v", "-D", "pulse", "-d", "24", "-o", output], rig: rig)
         let ended = Date()
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("device 'pulse' (the sound server's own stream)"), "\(result.standardError)")
+        // Named after the source `pulse` reached: the rig's default, its sink's monitor.
+        #expect(result.standardError.contains("device 'Monitor of ") && result.standardError.contains(" (pulse)' (the sound server's own stream)"),
+                "\(result.standardError)")
         let line = try #require(result.errorLines.first { $0.contains("first sample captured at ") }, "\(result.standardError)")
         let stamp = try #require(line.firstMatch(of: /at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)/)?.1).description
         let formatter = ISO8601DateFormatter()
