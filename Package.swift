@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(name: "hark-signal", dependencies: ["SignalGenerator", "AudioFormat"], path: "samples/MusicSignal"),
 
         .testTarget(name: "RingBufferTests", dependencies: ["RingBuffer"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Realtime", "RingBuffer", "AudioFormat"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "SoundServer", "Realtime", "RingBuffer", "AudioFormat"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding", "AudioFormat"]),
         .testTarget(name: "RepairTests", dependencies: ["Repair", "Encoding", "AudioFormat", "SignalGenerator"]),
         .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioFormat", "SignalGenerator", "CEBUR128"]),

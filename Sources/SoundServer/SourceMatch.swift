@@ -7,7 +7,7 @@ public enum SourceMatch: Sendable, Equatable {
     case none
 
     /// The source whose stable name is `query` exactly; else the one whose description contains
-    /// `query`, ignoring case. A query that fits a microphone and a monitor means the microphone
+    /// `query`, ignoring case (a source whose name is `query` but for case makes it ambiguous). A query that fits a microphone and a monitor means the microphone
     /// ("Blue Yeti" and "Monitor of Blue Yeti"), unless it names the monitor ("monitor of").
     public init(_ query: String, in sources: [SoundServerSource]) {
         if let exact = sources.first(where: { $0.name == query }) {
@@ -26,6 +26,11 @@ public enum SourceMatch: Sendable, Equatable {
         if let exactDescription = fits.first(where: { $0.description.lowercased() == wanted }), fits.count > 1,
            fits.filter({ $0.description.lowercased() == wanted }).count == 1 {
             fits = [exactDescription]
+        }
+        // A name that differs from the query only in case is not the query, but close enough that
+        // a source taken by its description instead would be a surprise: both are offered.
+        for named in sources where named.name.lowercased() == wanted && !fits.contains(where: { $0.name == named.name }) {
+            fits.append(named)
         }
         switch fits.count {
         case 0: self = .none

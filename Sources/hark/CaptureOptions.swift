@@ -69,6 +69,10 @@ struct CaptureOptions: ParsableArguments {
         guard (1_000...2_000_000).contains(periodTime) else {
             throw ValidationError("period time \(periodTime) µs is outside 1000–2000000")
         }
+        if bufferTime < 2 * periodTime, bufferTime == CaptureRequest.defaultBufferMicroseconds {
+            // The user gave -F alone: the buffer they did not set is not theirs to fix, -B is.
+            throw ValidationError("period time \(periodTime) µs needs a buffer of at least twice it, and the default buffer is \(bufferTime) µs: give -B too")
+        }
         guard bufferTime >= 2 * periodTime, bufferTime <= 10_000_000 else {
             throw ValidationError("buffer time \(bufferTime) µs must be at least twice the period time and at most 10 s")
         }
