@@ -49,7 +49,9 @@ struct InPlaceRepairWriter {
     /// for writing (its mode): the caller copies instead. The corresponding C functions are `open`,
     /// `pwrite`, `ftruncate` and `fsync`.
     func write(verify: (UnsafeRawBufferPointer) -> String?) throws(RepairFailure) -> Bool {
-        let output = open(destination, O_WRONLY | O_CLOEXEC)
+        // O_NONBLOCK: should the path have become a FIFO since it was read, open fails (ENXIO)
+        // rather than waiting for a reader; it means nothing for a regular file.
+        let output = open(destination, O_WRONLY | O_CLOEXEC | O_NONBLOCK)
         guard output >= 0 else { return false }
         defer { close(output) }
         var opened = stat(), mapped = stat()

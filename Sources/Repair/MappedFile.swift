@@ -23,7 +23,10 @@ final class MappedFile {
     /// The corresponding C functions are `open`, `fstat` and `mmap`.
     init(path: String) throws(RepairFailure) {
         self.path = path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Without blocking: a FIFO (an -o FIFO a killed recording left in the access log) would
+        // otherwise hold open() until a writer came, with the stop signals blocked; it is then
+        // refused below as not a regular file.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw RepairFailure(.cannotOpen, "cannot open it: \(String(cString: strerror(errno)))")
         }
@@ -37,6 +40,7 @@ final class MappedFile {
             close(descriptor)
             throw RepairFailure(.cannotOpen, "not a regular file")
         }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         self.descriptor = descriptor
         size = Int(info.st_size)
         mode = info.st_mode & 0o7777

@@ -91,6 +91,15 @@ import Testing
         #expect(notAudio.status == 65)
         #expect(notAudio.errorLines == ["hark: \(text): cannot repair: not a FLAC, Ogg Opus or WAV file"])
         #expect(try RepairTools.repair([rig.path("missing.flac")], rig: rig).status == 66)
+        // A FIFO (what an -o FIFO recording leaves in the log) is refused at once: opening it
+        // waited for a writer, with --write for ever (its stop signals blocked).
+        let fifo = rig.path("live.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for write in [[], ["--write"]] {
+            let refused = try runHark(["repair"] + write + [fifo], rig: rig, timeout: 20)
+            #expect(refused.status == 66 && refused.errorLines == ["hark: \(fifo): not repaired: not a regular file"],
+                    "\(write): \(refused.status) \(refused.standardError)")
+        }
         // Several files: a line each, and the most serious outcome's code.
         let mixed = try RepairTools.repair([flac, damaged + ".orig", text], rig: rig)
         #expect(mixed.errorLines.count == 3)
