@@ -90,13 +90,15 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // a loaded server can miss it once. Four tries bound what a device without timestamps costs.
         var timingTriesLeft = 4
         // The source's own latency at a caught-up moment, in frames, once the first frame is timed
-        // (one more such question, at most four tries): a step in the timeline that the source's
-        // latency grew by as well is latency it added, not audio it lost. PipeWire, asked for 5.1
-        // from a stereo source, holds about 280 ms more a second or so into some recordings, and
-        // the timeline alone took that for a loss (and `--pad-overruns` put silence into whole
-        // audio). A source that cannot say leaves it nil: every step is then a loss, as before.
+        // (one more such question, at most four tries; none from a source that never answered):
+        // a step in the timeline that the source's latency grew by as well is latency it added,
+        // not audio it lost. PipeWire, asked for 5.1 from a stereo source, holds about 280 ms
+        // more a second or so into some recordings, and the timeline alone took that for a loss
+        // (and `--pad-overruns` put silence into whole audio). A source that cannot say leaves it
+        // nil: every step is then a loss, as before.
         var latencyBaseline: Int?
         var baselineTriesLeft = 4
+        var firstFrameTimed = false
         // At `now`, the moment the timeline's deficit was taken: the next frame to read is the
         // same one however late the answer comes (nothing is read meanwhile), so a thread that
         // was preempted, or a slow round trip, does not add to the latency.
@@ -167,10 +169,13 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                     timed = stampFirstFrame(afterReading: count, accounted: accounted)
                 }
                 if case .frames(let count) = step, count > 0, timingTriesLeft > 0 { timingTriesLeft = timed ? 0 : timingTriesLeft - 1 }
+                if timed { firstFrameTimed = true }
             } else {
                 step = discardOnePeriod(frames: wanted)
                 if case .frames(let count) = step, count > 0, timingTriesLeft > 0 {
-                    timingTriesLeft = stampFirstFrame(afterReading: count, accounted: accounted) ? 0 : timingTriesLeft - 1
+                    let timed = stampFirstFrame(afterReading: count, accounted: accounted)
+                    timingTriesLeft = timed ? 0 : timingTriesLeft - 1
+                    if timed { firstFrameTimed = true }
                 }
             }
 
@@ -202,16 +207,26 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 // Everything the source had is read: the moment to check its timeline.
                 let now = MonotonicClock.nanoseconds()
                 var missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
-                if missing > 0, let baseline = latencyBaseline, let latency = latencyFrames(at: now),
-                   latency - baseline >= missing - timeline.thresholdFrames {
-                    timeline.acceptLatencyStep(frames: missing)
-                    latencyBaseline = latency
-                    missing = 0
-                    monitor.latencySteps.add(1, ordering: .relaxed)
+                if missing > 0, let baseline = latencyBaseline, let latency = latencyFrames(at: now) {
+                    // How much of the step the source's latency explains, to within a period (at
+                    // least 50 ms: the step and the latency are each measured to about that).
+                    // Latency grown well past the step is not believed (a source whose timestamps
+                    // stopped moving): the step is then a loss, as without the check. What the
+                    // latency leaves unexplained is lost audio.
+                    let tolerance = max(periodFrames, rate / 20)
+                    let grown = latency - baseline
+                    let explained = grown > missing + tolerance ? 0 : min(max(grown, 0), missing)
+                    if explained > 0, missing - explained <= tolerance || explained > tolerance {
+                        let taken = missing - explained <= tolerance ? missing : explained
+                        timeline.acceptLatencyStep(frames: taken)
+                        latencyBaseline = latency
+                        missing -= taken
+                        monitor.latencySteps.add(1, ordering: .relaxed)
+                    }
                 }
                 if missing > 0 {
                     account(lostFrames: missing)
-                } else if latencyBaseline == nil, timingTriesLeft == 0, baselineTriesLeft > 0 {
+                } else if latencyBaseline == nil, firstFrameTimed, baselineTriesLeft > 0 {
                     latencyBaseline = latencyFrames(at: now)
                     baselineTriesLeft -= 1
                 }

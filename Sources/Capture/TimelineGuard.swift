@@ -109,8 +109,9 @@ public struct TimelineGuard: Sendable {
     ///
     /// The floor is the least latency the source showed in a bucket, so delivery jitter (a period
     /// or so) hardly touches it, where two single readings would each carry it. Losses do not
-    /// move it either: they are added to `accounted`. Good to about a millisecond over the span:
-    /// ±200 ppm over 5 s, ±0.3 ppm over an hour.
+    /// move it either: they are added to `accounted`. Good to the floor's steadiness over the span:
+    /// a millisecond is ±200 ppm over 5 s and ±0.3 ppm over an hour; through PulseAudio the floor
+    /// moves by more (docs/usage.md gives figures).
     public var driftPartsPerBillion: Int? {
         guard let first = lowestInFirstBucket, let latest = lowestInLatestBucket,
               latest.at - first.at >= Self.bucketNanoseconds else { return nil }

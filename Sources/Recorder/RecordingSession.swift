@@ -181,7 +181,8 @@ public final class RecordingSession {
     /// Times the source's timeline stepped by latency it added, not audio it lost (`CaptureLoop`).
     public var sourceLatencySteps: Int { monitor.latencySteps.load(ordering: .relaxed) }
 
-    /// Whether an output can be split into files (a file; not stdout, a FIFO or a device).
+    /// Whether an output can be split into files: one named by -o or the library (a FIFO or a
+    /// device named so too, which then gets its segments back to back); not stdout.
     public var splitsIntoFiles: Bool { outputs.contains { $0.splitter != nil } }
 
     /// Frames each output's ring holds.

@@ -71,7 +71,7 @@ struct CaptureOptions: ParsableArguments {
         }
         if bufferTime < 2 * periodTime, bufferTime == CaptureRequest.defaultBufferMicroseconds {
             // The user gave -F alone: the buffer they did not set is not theirs to fix, -B is.
-            throw ValidationError("period time \(periodTime) µs needs a buffer of at least twice it, and the default buffer is \(bufferTime) µs: give -B too")
+            throw ValidationError("period time \(periodTime) µs needs a buffer (-B) of at least twice it; the buffer is \(bufferTime) µs (the default unless -B says otherwise)")
         }
         guard bufferTime >= 2 * periodTime, bufferTime <= 10_000_000 else {
             throw ValidationError("buffer time \(bufferTime) µs must be at least twice the period time and at most 10 s")

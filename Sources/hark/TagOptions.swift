@@ -33,7 +33,7 @@ struct TagOptions: ParsableArguments {
     var noLoudness = false
 
     @Flag(name: .customLong("no-auto-tags"),
-          help: "Leave out what says when and on what the recording was made: the DATE and HARK_CAPTURE tags (start time; device and capture parameters) and the first sample's time and clock drift (HARK_FIRST_SAMPLE_TIME, HARK_FIRST_SAMPLE, HARK_CLOCK_DRIFT_PPM; WAV: bext's date and time). ENCODER and the loudness stay.")
+          help: "Leave out what says when and on what the recording was made: the DATE, HARK_CAPTURE and HARK_SOURCE tags (start time; device, source and capture parameters) and the first sample's time and clock drift (HARK_FIRST_SAMPLE_TIME, HARK_FIRST_SAMPLE, HARK_CLOCK_DRIFT_PPM; WAV: bext's date and time). ENCODER and the loudness stay.")
     var leavesOutDateAndCapture = false
 
     func validate() throws {
