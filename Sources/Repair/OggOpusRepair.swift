@@ -17,6 +17,7 @@ enum OggOpusRepair {
         let stream = try OggOpusStream(bytes)
         let audio = Array(stream.packets.dropFirst(stream.firstAudioPacket))
         var problems: [String] = []
+        if stream.tagsLost { problems.append("its OpusTags header is damaged: a new, empty one in its place (the tags are lost)") }
         guard !audio.isEmpty else {
             // Killed before its first audio page: ended as hark ends a recording stopped before
             // any audio, with one silent packet that the pre-skip hides (0 samples decoded).
@@ -61,10 +62,10 @@ enum OggOpusRepair {
         guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
 
         let plan: RepairPlan
-        if stream.damage.isEmpty {
+        if stream.damage.isEmpty && !stream.tagsLost {
             plan = endAt(lastPage, of: stream, finalGranule: Int64(finalGranule), in: bytes)
         } else {
-            plan = rebuilt(audio, of: stream, base: base, in: bytes)
+            plan = rebuilt(audio, of: stream, base: base, finalGranule: Int64(finalGranule), in: bytes)
         }
         return RepairAnalysis(container: .oggOpus, problems: problems, seconds: seconds, verdict: .repairable(plan))
     }
@@ -81,11 +82,21 @@ enum OggOpusRepair {
         return RepairPlan(segments: [.original(0..<page.offset), .bytes(last)])
     }
 
-    /// The header pages as they are, then every kept audio packet on new pages.
-    private static func rebuilt(_ audio: [OggOpusStream.Packet], of stream: OggOpusStream, base: Int, in bytes: UnsafeRawBufferPointer) -> RepairPlan {
+    /// The header pages as they are (a new, empty OpusTags page for a damaged one), then every
+    /// kept audio packet on new pages.
+    /// The last page's granule is `finalGranule`: the end trimming an intact end-of-stream page
+    /// carried stays (a stream with no damage in its audio, only in its tags).
+    private static func rebuilt(_ audio: [OggOpusStream.Packet], of stream: OggOpusStream, base: Int, finalGranule: Int64,
+                                in bytes: UnsafeRawBufferPointer) -> RepairPlan {
         let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
         var segments: [RepairPlan.Segment] = [.original(0..<stream.headerEnd)]
         var sequence = headerPages.last!.sequence &+ 1
+        if stream.tagsLost {
+            let tags = emptyTags
+            segments.append(.bytes(OggPageHeader.build(flags: 0, granule: 0, serial: stream.pages[0].serial, sequence: sequence,
+                                                       lacing: OggPageHeader.lacing(forPacketOf: tags.count), body: tags)))
+            sequence &+= 1
+        }
         var granule = Int64(base)
         var lacing: [UInt8] = []
         var body: [UInt8] = []
@@ -103,11 +114,19 @@ enum OggOpusRepair {
             pageSamples += packet.samples
             granule += Int64(packet.samples)
             if index == audio.count - 1 {
-                segments.append(.bytes(OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: granule, serial: stream.pages[0].serial,
+                segments.append(.bytes(OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: min(granule, finalGranule),
+                                                           serial: stream.pages[0].serial,
                                                            sequence: sequence, lacing: lacing, body: body)))
             }
         }
         return RepairPlan(segments: segments)
+    }
+
+    /// An OpusTags packet with no comments (RFC 7845 §5.2), its vendor string naming the repair.
+    static var emptyTags: [UInt8] {
+        let vendor = Array("hark repair".utf8)
+        func littleEndian(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        return Array("OpusTags".utf8) + littleEndian(vendor.count) + vendor + littleEndian(0)
     }
 
     /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.

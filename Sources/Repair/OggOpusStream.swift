@@ -32,8 +32,13 @@ struct OggOpusStream {
     var endsInsidePacket = false
     /// Where the header packets (OpusHead, OpusTags) end: the first audio page starts here.
     var headerEnd = 0
-    /// Index into `packets` of the first audio packet (2, after the two header packets).
-    let firstAudioPacket = 2
+    /// Index into `packets` of the first audio packet (2, after the two header packets; 1 when
+    /// the OpusTags packet was lost).
+    private(set) var firstAudioPacket = 2
+    /// Whether the OpusTags page (or a page of it) was damaged while the audio after it is whole:
+    /// the repair puts a new, empty OpusTags in its place. hark rewrites that page in place when
+    /// a recording ends, so a power cut can leave it so.
+    private(set) var tagsLost = false
     var channels = 0
     var preSkip = 0
     var mappingFamily = 0
@@ -117,11 +122,21 @@ struct OggOpusStream {
             }
         }
         endsInsidePacket = current != nil
-        guard packets.count >= 2, Self.packetStarts(packets[1], with: "OpusTags", in: bytes) else {
-            throw RepairFailure(.cannotRepair, "its OpusTags header is missing or damaged")
+        // The OpusTags page damaged, then whole audio pages: RFC 7845 §3 starts the audio on a
+        // fresh page, so the first packet after the damage is audio (neither header's magic).
+        if packets.count >= 2, damage.first?.beforePacket == 1, !Self.packetStarts(packets[1], with: "OpusTags", in: bytes),
+           !Self.packetStarts(packets[1], with: "OpusHead", in: bytes) {
+            tagsLost = true
+            firstAudioPacket = 1
+            headerEnd = pages[0].range.upperBound
+            damage.removeFirst()
+        }
+        guard packets.count >= 2, tagsLost || Self.packetStarts(packets[1], with: "OpusTags", in: bytes) else {
+            throw RepairFailure(.cannotRepair, "its OpusTags header is missing or damaged, and no whole audio page follows")
         }
         // RFC 7845 §3: audio starts on a fresh page, so the header pages can be kept as they are.
-        guard packets.count < 3 || packets[2].pieces[0].lowerBound >= headerEnd, damage.allSatisfy({ $0.bytes.lowerBound >= headerEnd })
+        guard packets.count <= firstAudioPacket || packets[firstAudioPacket].pieces[0].lowerBound >= headerEnd,
+              damage.allSatisfy({ $0.bytes.lowerBound >= headerEnd })
         else { throw RepairFailure(.cannotRepair, "its header pages are damaged") }
     }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `hark repair` on files a user's collection holds besides hark's own: a FLAC a tagger gave an
 /// ID3v1 tag, an MP3, a compressed WAV, a file reached through a symbolic link, and one its owner
-/// made read-only.
+/// made read-only; and an Ogg Opus file whose tags page alone is damaged.
 @Suite struct RepairEdgeCaseTests {
     static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
 
@@ -14,6 +14,29 @@ import Testing
         var tag = Data("TAG".utf8) + Data("A title".utf8) + Data(repeating: 0, count: 30 - 7)
         tag += Data(repeating: 0x20, count: 128 - 1 - tag.count)
         return tag + Data([12])
+    }
+
+    /// hark rewrites an Opus file's OpusTags page in place when a recording ends (its loudness and
+    /// first sample's time), so a power cut can leave that page damaged with every audio page whole.
+    /// The audio is kept under a fresh, empty OpusTags page (the tags are lost), and decodes as
+    /// before; opusdec and ffmpeg refuse the damaged file.
+    @Test func anOpusFileWhoseTagsPageIsDamagedKeepsItsAudio() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let opus = rig.path("tags.opus")
+        let recorded = try runHark(["record", "-D", "filecap", "-d", "3", "--title", "Standup", "-o", opus], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        let before = try OpusTools.decode(opus).samples
+        let tags = try #require(RepairTools.bytes(opus).range(of: Data("OpusTags".utf8))).lowerBound
+        try RepairTools.flipBit(opus, at: tags + 300)
+        let result = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("OpusTags"), "\(result.standardError)")
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean, "\(info.text)")
+        #expect(try !OpusTools.tags(opus).comments.contains { $0.hasPrefix("TITLE=") }, "the damaged tags are not carried over")
+        try expectSameElements(OpusTools.decode(opus).samples, before, "the audio as it was")
+        #expect(try RepairTools.repair([opus], rig: rig).status == 0, "a repaired file needs nothing more")
     }
 
     @Test func aFLACWithAnID3v1TagAtTheEndIsRepairedAndKeepsIt() throws {
