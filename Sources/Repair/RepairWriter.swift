@@ -25,16 +25,27 @@ struct RepairWriter {
         let slash = destination.lastIndex(of: "/")!
         let directory = String(destination[..<slash]).isEmpty ? "/" : String(destination[..<slash])
         let name = String(destination[destination.index(after: slash)...])
-        var template = Array("\(directory)/.\(name).repair-XXXXXX".utf8CString)
-        let output = mkstemp(&template)
-        guard output >= 0, fcntl(output, F_SETFD, FD_CLOEXEC) == 0 else {
+        let hiddenName = "\(directory)/.\(name).repair-XXXXXX"
+        // The copy has no name while it is written and checked (O_TMPFILE), so a repair killed
+        // then (SIGKILL, a power cut) leaves nothing behind; it gets a hidden name only for the
+        // rename. A file system without O_TMPFILE gets the hidden name from the start.
+        var output = open(directory, hark_open_tmpfile | O_RDWR | O_CLOEXEC, 0o600)
+        var temporary: String?
+        if output < 0 && [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) {
+            var template = Array(hiddenName.utf8CString)
+            output = mkstemp(&template)
+            if output >= 0 {
+                _ = fcntl(output, F_SETFD, FD_CLOEXEC)
+                temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
+        guard output >= 0 else {
             throw RepairFailure(.cannotCreate, "cannot create a temporary file in \(directory): \(String(cString: strerror(errno)))")
         }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
             close(output)
-            if !renamed { unlink(temporary) }
+            if !renamed, let temporary { unlink(temporary) }
         }
         var position = 0
         for segment in plan.segments {
@@ -50,13 +61,14 @@ struct RepairWriter {
         guard ftruncate(output, off_t(position)) == 0, fsync(output) == 0 else {
             throw RepairFailure(.ioError, "cannot write the repaired file: \(String(cString: strerror(errno))); the original is unchanged")
         }
-        let written = try MappedFile(path: temporary)
+        let written = try MappedFile(path: temporary ?? "/proc/self/fd/\(output)")
         if let problem = written.withBytes(verify) {
             throw RepairFailure(.verificationFailed, "the repaired file did not check out (\(problem)); the original is unchanged")
         }
         _ = fchmod(output, original.mode)
         var info = stat()
         if geteuid() == 0, fstat(original.descriptor, &info) == 0 { _ = fchown(output, info.st_uid, info.st_gid) }
+        if temporary == nil { temporary = try giveHiddenName(output, like: hiddenName) }
         var backup: String?
         if keep {
             var candidate = destination + ".orig"
@@ -70,7 +82,7 @@ struct RepairWriter {
             }
             backup = candidate
         }
-        guard rename(temporary, destination) == 0 else {
+        guard rename(temporary!, destination) == 0 else {
             let text = String(cString: strerror(errno))
             if let backup { unlink(backup) }
             throw RepairFailure(.ioError, "cannot replace the original: \(text); the original is unchanged")
@@ -79,6 +91,19 @@ struct RepairWriter {
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 { _ = fsync(directoryDescriptor); close(directoryDescriptor) }
         return backup
+    }
+
+    /// Gives the unnamed file `output` a hidden name made from `pattern` (its X's random), through
+    /// /proc/self/fd (`linkat` with AT_EMPTY_PATH needs a capability), for the rename.
+    private func giveHiddenName(_ output: Int32, like pattern: String) throws(RepairFailure) -> String {
+        let stem = String(pattern.dropLast(6))
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        for _ in 0..<100 {
+            let candidate = stem + String((0..<6).map { _ in letters.randomElement()! })
+            if linkat(AT_FDCWD, "/proc/self/fd/\(output)", AT_FDCWD, candidate, AT_SYMLINK_FOLLOW) == 0 { return candidate }
+            guard errno == EEXIST else { break }
+        }
+        throw RepairFailure(.cannotCreate, "cannot name the repaired file beside the original: \(String(cString: strerror(errno))); the original is unchanged")
     }
 
     /// Nil when every byte was written.

@@ -39,6 +39,38 @@ import Testing
         #expect(try RepairTools.repair([opus], rig: rig).status == 0, "a repaired file needs nothing more")
     }
 
+    /// A repair that copies (`--keep`) writes its copy with no name until it is checked, so one
+    /// killed meanwhile (SIGKILL, a power cut) leaves nothing beside the original. It left a hidden
+    /// copy as large as the file, which no later repair removed or named.
+    @Test func aCopyingRepairKilledHalfwayLeavesNothingBehind() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
+        let folder = rig.path("archive")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let flac = folder + "/long.flac"
+        let recorded = try runHark(["record", "-D", "filecap", "-d", "120", "--no-loudness", "-o", flac], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        let whole = try RepairTools.bytes(flac)
+        let torn = whole.prefix(whole.count - 1_000)
+        try torn.write(to: URL(fileURLWithPath: flac))
+        let repair = try startHark(["repair", "--write", "--keep", flac], rig: rig)
+        // Killed once it has its copy open: a descriptor into the folder that is not the original.
+        var sawCopy = false
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(30))
+        while !sawCopy && Date() < deadline {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(repair.pid)/fd")) ?? []
+            sawCopy = descriptors.contains { descriptor in
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(repair.pid)/fd/\(descriptor)")) ?? ""
+                return target.hasPrefix(folder + "/") && target != flac
+            }
+            if !sawCopy { usleep(1_000) }
+        }
+        repair.send(SIGKILL)
+        let result = repair.wait(timeout: 10)
+        try #require(sawCopy, "the repair's copy was never seen open: \(result.status) \(result.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["long.flac"], "nothing left beside it")
+        try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
+    }
+
     @Test func aFLACWithAnID3v1TagAtTheEndIsRepairedAndKeepsIt() throws {
         let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
