@@ -181,9 +181,9 @@ public final class RecordingSession {
     /// Times the source's timeline stepped by latency it added, not audio it lost (`CaptureLoop`).
     public var sourceLatencySteps: Int { monitor.latencySteps.load(ordering: .relaxed) }
 
-    /// Whether an output can be split into files: one named by -o or the library (a FIFO or a
-    /// device named so too, which then gets its segments back to back); not stdout.
-    public var splitsIntoFiles: Bool { outputs.contains { $0.splitter != nil } }
+    /// Whether an output is split into files: a regular file's; not stdout's, nor a FIFO's or a
+    /// device's, which get their segments back to back.
+    public var splitsIntoFiles: Bool { outputs.contains { $0.splitter != nil && $0.writesRegularFiles } }
 
     /// Frames each output's ring holds.
     public var ringCapacityFrames: Int { outputs[0].lane.ring.capacityFrames }

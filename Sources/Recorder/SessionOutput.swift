@@ -48,6 +48,9 @@ final class SessionOutput {
     var thread: PosixThread?
     /// Whether its files hold room for the clock's stamps (`ClockStamp`).
     let stampsClock: Bool
+    /// Whether it writes regular files, which a split makes anew; a FIFO or a device named by -o
+    /// gets its splits (or a sound-activated recording's segments) back to back, as stdout does.
+    let writesRegularFiles: Bool
     /// The loudness of each of its files.
     let loudness: LoudnessLedger
     /// Sound activation's drain; nil when every frame is recorded.
@@ -76,6 +79,7 @@ final class SessionOutput {
         if case .file = created.destination, created.target.isRegularFile { isRewritableFile = true } else { isRewritableFile = false }
         let stampsClock = addsDetails && isRewritableFile
         self.stampsClock = stampsClock
+        writesRegularFiles = isRewritableFile
         // Each file's loudness is measured as its audio passes (`LoudnessLedger`), and a file gets
         // it in its tags (or WAV's bext) when the recording ends, over room made now.
         // EBU R128's K-weighting is not defined below 3400 Hz: no measurement and no placeholders

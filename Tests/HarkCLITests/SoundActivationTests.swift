@@ -103,7 +103,7 @@ import Testing
         #expect(unfinished.status == 0, "\(unfinished.standardError)")
     }
 
-    /// Standard output alone cannot be split: the armed line says what it gets instead.
+    /// Standard output alone (or a device) cannot be split: the armed line says what it gets instead.
     @Test func stdoutAloneIsToldItGetsTheSoundsBackToBack() throws {
         let rig = try ALSATestRig(input: Self.inputBytes)
         let result = try runHarkIntoPipe(
@@ -113,6 +113,10 @@ import Testing
         #expect(result.standardError.contains("the sounds back to back (silences of 1 s or more left out)")
                 && !result.standardError.contains("a new file"), "\(result.standardError)")
         #expect(result.standardError.contains("in 3 segments"), "\(result.standardError)")
+        // A device named by -o is written in place like stdout, its segments back to back.
+        let device = try runHark(["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
+                                  "--split-on-silence", "1", "-o", "/dev/null", "--format", "raw"], rig: rig)
+        #expect(device.status == 0 && device.standardError.contains("the sounds back to back"), "\(device.standardError)")
     }
 
     /// A strftime name: the first segment's file has the plain name (the one taken before any
