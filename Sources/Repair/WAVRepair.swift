@@ -178,6 +178,18 @@ struct WAVLayout {
                 hasUncompressedFormat = [1, 3, 6, 7].contains(formatTag)  // PCM, IEEE float, A-law, µ-law
                 if hasUncompressedFormat {
                     framesPerBlock = 1
+                    // Uncompressed, the fields depend on each other: a flipped bit in one of them
+                    // (a rate of 16 MHz, a block of 4100 bytes) shows as a contradiction. Which
+                    // field is wrong cannot be told, so the file is not called whole.
+                    let channels = Int(bytes.littleEndian(at: position + 10, bytes: 2))
+                    let bits = Int(bytes.littleEndian(at: position + 22, bytes: 2))
+                    // (A block may pad each sample past its bits, as 24 in 32 does.)
+                    guard channels > 0, bits > 0, blockAlign % channels == 0, blockAlign / channels >= (bits + 7) / 8,
+                          bytesPerSecond == sampleRate * blockAlign else {
+                        throw RepairFailure(.cannotRepair, "its fmt chunk contradicts itself (\(channels) channels of \(bits) bits in "
+                            + "blocks of \(blockAlign) bytes, \(sampleRate) Hz, \(bytesPerSecond) bytes a second), and which field is "
+                            + "wrong cannot be told")
+                    }
                 } else if [2, 0x11].contains(formatTag) && size >= 20 {  // MS and IMA ADPCM: wSamplesPerBlock
                     framesPerBlock = Int(bytes.littleEndian(at: position + 26, bytes: 2))
                 }

@@ -71,6 +71,17 @@ import Testing
         try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
     }
 
+    /// A flipped bit in a WAV's fmt chunk (the rate's third byte: 16 MHz) is no whole file: its
+    /// fields contradict each other, and which one is wrong cannot be told. It was "nothing to do".
+    @Test func aWAVWhoseFormatContradictsItselfIsNotCalledWhole() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 2 * 48_000).alsaBytes)
+        let wav = try RepairCommandTests.peerFiles(rig, seconds: 2)[2].path
+        let format = try #require(RepairTools.bytes(wav).range(of: Data("fmt ".utf8))).lowerBound
+        try RepairTools.flipBit(wav, at: format + 8 + 6)
+        let result = try RepairTools.repair([wav], rig: rig)
+        #expect(result.status == 65 && result.standardError.contains("its fmt chunk contradicts itself"), "\(result.standardError)")
+    }
+
     @Test func aFLACWithAnID3v1TagAtTheEndIsRepairedAndKeepsIt() throws {
         let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
