@@ -49,7 +49,22 @@ enum FLACRepair {
         }
         if strayDamage > 0 { problems.append("\(strayDamage) stray bytes between frames, dropped") }
         if droppedFrames > 0 { problems.append("\(droppedFrames) frame\(droppedFrames == 1 ? "" : "s") out of place, dropped") }
-        if let tail = walk.tail {
+        // A finished stream (STREAMINFO counts its samples) whose frames hold one last block fewer,
+        // with at most a frame's bytes after them: its last frame is there, damaged, not torn off
+        // (a recorder killed mid-frame never set the count). It becomes silence like any damaged
+        // frame, so the file keeps the length STREAMINFO recorded.
+        var tail = walk.tail
+        if let torn = tail, !walk.isTailZeroFilled, stream.totalSamples > layout.nextSample,
+           stream.totalSamples - layout.nextSample <= UInt64(nominalBlockSize),
+           torn.count <= (stream.maximumFrameSize > 0 ? stream.maximumFrameSize : nominalBlockSize * stream.channels * 4 + 64) {
+            let missing = stream.totalSamples - layout.nextSample
+            problems.append("\(formatted(Double(missing) * 1000 / Double(stream.sampleRate), decimals: 0)) ms lost at "
+                            + "\(durationText(Double(layout.nextSample) / Double(stream.sampleRate))) (the last frame, "
+                            + "\(counted(torn.count, "damaged byte"))), made silence")
+            layout.appendSilence(samples: missing)
+            tail = nil
+        }
+        if let tail {
             problems.append(walk.isTailZeroFilled ? "\(tail.count) zero bytes at the end (left by a crash), cut"
                                                   : "\(counted(tail.count, "byte")) at the end that \(tail.count == 1 ? "is" : "are") no whole frame, cut")
         }
