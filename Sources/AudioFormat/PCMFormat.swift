@@ -12,6 +12,11 @@ public struct PCMFormat: Sendable, Hashable, CustomStringConvertible {
         self.sampleRate = sampleRate
     }
 
+    /// The rates hark records at (`-r`): 1 kHz to 768 kHz.
+    public static let recordableRates = 1_000...768_000
+    /// The channel counts hark records (`-c`).
+    public static let recordableChannels = 1...8
+
     /// Bytes one interleaved frame occupies.
     public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channels }
 

@@ -161,6 +161,11 @@ struct ALSAHardwareParameters: ~Copyable {
         var low: UInt32 = 0, high: UInt32 = 0, direction: Int32 = 0
         _ = snd_pcm_hw_params_get_rate_min(params, &low, &direction)
         _ = snd_pcm_hw_params_get_rate_max(params, &high, &direction)
+        // What hark can ask of it: a plugin that says 1–384000 Hz is told 500 Hz is too low by
+        // hark, not by the device.
+        let rates = PCMFormat.recordableRates
+        low = max(low, UInt32(rates.lowerBound))
+        high = min(high, UInt32(rates.upperBound))
         return low == high ? "only \(low) Hz" : "\(low)–\(high) Hz"
     }
 

@@ -56,7 +56,7 @@ struct CaptureOptions: ParsableArguments {
         guard SampleFormat(alsaName: sampleFormat) != nil else {
             throw ValidationError("unknown sample format '\(sampleFormat)'; use S16_LE, S24_LE, S32_LE or FLOAT_LE")
         }
-        guard (1_000...768_000).contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
+        guard PCMFormat.recordableRates.contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
         guard (1...8).contains(channels) else { throw ValidationError("channels \(channels) is outside 1–8") }
         if let channelMap {
             guard let layout = ChannelLayout(parsing: channelMap) else {

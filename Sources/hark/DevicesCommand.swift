@@ -157,9 +157,15 @@ extension DeviceProbe {
                 ? "none of hark's (\(SampleFormat.allCases.map(\.alsaName).joined(separator: ", ")))"
                 : device.sampleFormats.map(\.alsaName).joined(separator: ", ")
             let channels = device.channels.count == 1 ? "\(device.channels.lowerBound)" : "\(device.channels.lowerBound)–\(device.channels.upperBound)"
-            var lines = ["rates: \(rates); of the common rates: \(common)", "formats: \(formats)"]
+            // The device's own range, and what of it hark takes where that is less.
+            let recordable = PCMFormat.recordableRates, channelCounts = PCMFormat.recordableChannels
+            let rateLimit = recordable.contains(device.rates.lowerBound) && recordable.contains(device.rates.upperBound)
+                ? "" : " (hark records \(recordable.lowerBound)–\(recordable.upperBound) Hz)"
+            let channelLimit = channelCounts.contains(device.channels.lowerBound) && channelCounts.contains(device.channels.upperBound)
+                ? "" : " (hark records \(channelCounts.lowerBound)–\(channelCounts.upperBound))"
+            var lines = ["rates: \(rates)\(rateLimit); of the common rates: \(common)", "formats: \(formats)"]
             if !device.otherFormats.isEmpty { lines.append("other formats (not recorded by hark): \(device.otherFormats.joined(separator: ", "))") }
-            lines.append("channels: \(channels)")
+            lines.append("channels: \(channels)\(channelLimit)")
             if !device.channelMaps.isEmpty { lines.append("channel maps: \(device.channelMaps.joined(separator: "; "))") }
             return lines
         }
