@@ -13,17 +13,22 @@ enum FLACDecoding {
         /// False when STREAMINFO holds an MD5 and the audio's differs (checked only if asked, and
         /// then `md5` is not computed).
         var md5Matches = true
+        /// Whether `shouldStop` ended the decoding early (a stop signal is pending).
+        var interrupted = false
     }
 
-    /// Decodes `length` bytes that `read` supplies (the range wanted, and where to put it).
-    /// The corresponding C functions are `FLAC__stream_decoder_init_stream`,
-    /// `…_process_until_end_of_stream` and `…_finish`.
-    static func decode(length: Int, checkMD5: Bool, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) -> Result? {
+    /// Decodes `length` bytes that `read` supplies (the range wanted, and where to put it), asking
+    /// `shouldStop` every 64 frames (a Ctrl-C is then taken within a fraction of a second, not at
+    /// the end of a file of gigabytes). The corresponding C functions are
+    /// `FLAC__stream_decoder_init_stream`, `…_process_until_end_of_stream` and `…_finish`.
+    static func decode(length: Int, checkMD5: Bool, shouldStop: @escaping () -> Bool = { false },
+                       read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) -> Result? {
         guard let decoder = FLAC__stream_decoder_new() else { return nil }
         defer { FLAC__stream_decoder_delete(decoder) }
         FLAC__stream_decoder_set_md5_checking(decoder, checkMD5 ? 1 : 0)
         // libFLAC checks the MD5 in C when asked; the MD5 is computed here only when it is wanted.
         let context = DecodingContext(length: length, computesMD5: !checkMD5, read: read)
+        context.shouldStop = shouldStop
         let client = Unmanaged.passUnretained(context).toOpaque()
         let status = FLAC__stream_decoder_init_stream(decoder, readCallback, nil, nil, nil, nil, writeCallback, nil, errorCallback, client)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else { return nil }
@@ -36,6 +41,7 @@ enum FLACDecoding {
         result.errors = context.errors
         if !processed { result.errors.append("decoding stopped early") }
         result.md5Matches = matches
+        result.interrupted = context.interrupted
         return result
     }
 }
@@ -51,6 +57,8 @@ private final class DecodingContext {
     var sampleBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
 
     let computesMD5: Bool
+    var shouldStop: () -> Bool = { false }
+    var interrupted = false
 
     init(length: Int, computesMD5: Bool, read: @escaping (Range<Int>, UnsafeMutableRawBufferPointer) -> Void) {
         self.length = length
@@ -80,6 +88,10 @@ private let writeCallback: FLAC__StreamDecoderWriteCallback = { _, frame, buffer
     let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
     let header = frame!.pointee.header
     context.samples += UInt64(header.blocksize)
+    if context.samples / UInt64(max(1, header.blocksize)) % 64 == 0, context.shouldStop() {
+        context.interrupted = true
+        return FLAC__STREAM_DECODER_WRITE_STATUS_ABORT
+    }
     guard context.computesMD5 else { return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE }
     let blockSize = Int(header.blocksize), channels = Int(header.channels)
     let width = (Int(header.bits_per_sample) + 7) / 8

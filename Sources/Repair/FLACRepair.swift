@@ -6,7 +6,7 @@
 /// the audio's MD5 differs, something changed the audio that no CRC caught, and the file is left
 /// alone with a line saying so rather than given a new MD5 that would hide it.
 enum FLACRepair {
-    static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
+    static func analyse(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) -> RepairAnalysis {
         let metadata = try FLACMetadata(bytes)
         let stream = metadata.streamInfo
         let walk = FLACFrameWalk(bytes, metadata: metadata)
@@ -103,9 +103,10 @@ enum FLACRepair {
         // Decode the repaired stream as it would be written (MD5 still zero) for its MD5; without
         // a trailing ID3v1 tag, which is no FLAC and which libFLAC would report as lost sync.
         var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: nil)
-        let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false) { range, destination in
+        let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false, shouldStop: shouldStop) { range, destination in
             plan.copy(range, from: bytes, into: destination)
         }
+        if decoded?.interrupted == true { throw RepairFailure(.interrupted, "interrupted; nothing changed") }
         guard let decoded, decoded.errors.isEmpty, decoded.samples == repaired.totalSamples else {
             let why = decoded?.errors.first ?? "libFLAC could not start"
             return RepairAnalysis(container: .flac, problems: problems, seconds: 0,
@@ -128,16 +129,17 @@ enum FLACRepair {
     /// Checks a written repair: every frame whole from the header to the end, and libFLAC decoding
     /// exactly STREAMINFO's total samples with no complaint and a matching MD5 (libFLAC's own
     /// MD5 check, in C: one decode, not the analysis's two).
-    static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
+    static func verify(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) -> String? {
         guard let metadata = try? FLACMetadata(bytes) else { return "it is no longer a FLAC stream" }
         let walk = FLACFrameWalk(bytes, metadata: metadata)
         guard walk.damaged.isEmpty, walk.tail == nil else { return "its frames are not whole" }
         guard metadata.streamInfo.isMD5Set || walk.frames.isEmpty else { return "its MD5 is not set" }
         // Up to a trailing ID3v1 tag, which the walk kept apart (libFLAC would lose sync on it).
         let audioEnd = walk.trailingID3v1?.lowerBound ?? bytes.count
-        let decoded = FLACDecoding.decode(length: audioEnd, checkMD5: true) { range, destination in
+        let decoded = FLACDecoding.decode(length: audioEnd, checkMD5: true, shouldStop: shouldStop) { range, destination in
             destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[range]))
         }
+        if decoded?.interrupted == true { return FileRepair.interruptedCheck }
         guard let decoded, decoded.errors.isEmpty, decoded.md5Matches, decoded.samples == metadata.streamInfo.totalSamples else {
             return "libFLAC does not decode it cleanly"
         }

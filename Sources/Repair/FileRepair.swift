@@ -70,7 +70,7 @@ public enum FileRepair {
         }
         let analysis: RepairAnalysis
         do throws(RepairFailure) {
-            analysis = try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container) }
+            analysis = try file.withBytes { (bytes) throws(RepairFailure) in try analyse(bytes, as: container, shouldStop: shouldStop) }
         } catch {
             return RepairOutcome(path: path, analysis: nil, result: .failed(error), container: container)
         }
@@ -100,11 +100,11 @@ public enum FileRepair {
                 // In place when the plan keeps the audio where it is; else (or to keep the
                 // original) a copy beside it, renamed over it.
                 if !keep, let inPlace = InPlaceRepairWriter(original: file, destination: destination, plan: plan),
-                   try inPlace.write(verify: { bytes in verify(bytes, as: container) }) {
+                   try inPlace.write(verify: { bytes in verify(bytes, as: container, shouldStop: shouldStop) }) {
                     return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: nil))
                 }
                 let writer = RepairWriter(original: file, destination: destination, shouldStop: shouldStop)
-                let backup = try writer.write(plan, keep: keep) { bytes in verify(bytes, as: container) }
+                let backup = try writer.write(plan, keep: keep) { bytes in verify(bytes, as: container, shouldStop: shouldStop) }
                     .map { backupName($0, resolvedFrom: destination, asNamed: path) }
                 return RepairOutcome(path: path, analysis: analysis, result: .repaired(backup: backup))
             } catch {
@@ -136,18 +136,24 @@ public enum FileRepair {
         return container
     }
 
-    static func analyse(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container) throws(RepairFailure) -> RepairAnalysis {
+    static func analyse(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container,
+                        shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) -> RepairAnalysis {
         switch container {
-        case .flac: try FLACRepair.analyse(bytes)
+        case .flac: try FLACRepair.analyse(bytes, shouldStop: shouldStop)
         case .oggOpus: try OggOpusRepair.analyse(bytes)
         case .wav: try WAVRepair.analyse(bytes)
         }
     }
 
-    static func verify(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container) -> String? {
+    /// What `verify` says when a stop signal ended its check: the writer then puts the original
+    /// back and reports the repair interrupted.
+    static let interruptedCheck = "interrupted"
+
+    static func verify(_ bytes: UnsafeRawBufferPointer, as container: RepairAnalysis.Container,
+                       shouldStop: @escaping () -> Bool = { false }) -> String? {
         switch container {
-        case .flac: FLACRepair.verify(bytes)
-        case .oggOpus: OggOpusRepair.verify(bytes)
+        case .flac: FLACRepair.verify(bytes, shouldStop: shouldStop)
+        case .oggOpus: OggOpusRepair.verify(bytes, shouldStop: shouldStop)
         case .wav: WAVRepair.verify(bytes)
         }
     }

@@ -73,6 +73,7 @@ struct InPlaceRepairWriter {
         } catch {
             problem = error.message
         }
+        if problem == FileRepair.interruptedCheck { throw rollback.restore(output, after: "interrupted", kind: .interrupted) }
         if let problem {
             throw rollback.restore(output, after: "the repaired file did not check out (\(problem))", kind: .verificationFailed)
         }

@@ -130,10 +130,10 @@ enum OggOpusRepair {
     }
 
     /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.
-    static func verify(_ bytes: UnsafeRawBufferPointer) -> String? {
+    static func verify(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool = { false }) -> String? {
         guard let analysis = try? analyse(bytes) else { return "it is no longer an Ogg Opus stream" }
         guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
         guard let stream = try? OggOpusStream(bytes) else { return "it is no longer an Ogg Opus stream" }
-        return OpusDecoding.firstFailure(stream, in: bytes)
+        return OpusDecoding.firstFailure(stream, in: bytes, shouldStop: shouldStop)
     }
 }

@@ -6,7 +6,7 @@ import COpusEnc
 enum OpusDecoding {
     /// The first packet libopus rejects, described; nil when every one decodes.
     /// The corresponding C functions are `opus_multistream_decoder_create` and `opus_multistream_decode`.
-    static func firstFailure(_ stream: OggOpusStream, in bytes: UnsafeRawBufferPointer) -> String? {
+    static func firstFailure(_ stream: OggOpusStream, in bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool = { false }) -> String? {
         let mapping: [UInt8] = stream.mappingFamily == 0 ? Array(0..<UInt8(stream.channels)) : stream.mapping
         let streams = stream.mappingFamily == 0 ? 1 : stream.streams
         let coupled = stream.mappingFamily == 0 ? (stream.channels == 2 ? 1 : 0) : stream.coupledStreams
@@ -17,6 +17,7 @@ enum OpusDecoding {
         defer { opus_multistream_decoder_destroy(decoder) }
         var pcm = [Float](repeating: 0, count: 5_760 * stream.channels)  // 120 ms, the longest packet
         for (index, packet) in stream.packets.dropFirst(stream.firstAudioPacket).enumerated() {
+            if index % 256 == 255, shouldStop() { return FileRepair.interruptedCheck }
             let data = stream.bytes(of: packet, in: bytes)
             let decoded = pcm.withUnsafeMutableBufferPointer { output in
                 data.withUnsafeBufferPointer { opus_multistream_decode_float(decoder, $0.baseAddress, Int32($0.count), output.baseAddress!, 5_760, 0) }

@@ -63,6 +63,7 @@ struct RepairWriter {
         }
         let written = try MappedFile(path: temporary ?? "/proc/self/fd/\(output)")
         if let problem = written.withBytes(verify) {
+            if problem == FileRepair.interruptedCheck { throw RepairFailure(.interrupted, "interrupted; the original is unchanged") }
             throw RepairFailure(.verificationFailed, "the repaired file did not check out (\(problem)); the original is unchanged")
         }
         _ = fchmod(output, original.mode)

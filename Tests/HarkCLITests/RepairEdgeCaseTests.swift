@@ -71,6 +71,32 @@ import Testing
         try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
     }
 
+    /// Ctrl-C during a repair is taken while libFLAC decodes (the analysis and the check each
+    /// decode the whole file), not only between copies: at a tenth of the repair's time, it ended
+    /// at the end of the analysis, about a third later (minutes for a file of gigabytes).
+    @Test func aCtrlCIsTakenWhileTheAudioIsDecoded() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
+        let flac = rig.path("long.flac")
+        let recorded = try runHark(["record", "-D", "filecap", "-d", "120", "--no-loudness", "-o", flac], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        let whole = try RepairTools.bytes(flac)
+        let torn = whole.prefix(whole.count - 1_000)
+        try torn.write(to: URL(fileURLWithPath: rig.path("copy.flac")))
+        try torn.write(to: URL(fileURLWithPath: flac))
+        let full = try RepairTools.repair(["--write", rig.path("copy.flac")], rig: rig)
+        #expect(full.status == 1, "\(full.standardError)")
+
+        let repair = try startHark(["repair", "--write", flac], rig: rig)
+        usleep(useconds_t(full.wallSeconds * 0.1 * 1_000_000))
+        let signalled = Date()
+        repair.send(SIGINT)
+        let result = repair.wait(timeout: 60)
+        let afterSignal = Date().timeIntervalSince(signalled)
+        #expect(result.status == 130 && result.standardError.contains("interrupted"), "\(result.status) \(result.standardError)")
+        #expect(afterSignal < full.wallSeconds * 0.15, "ended \(afterSignal) s after the signal; a whole repair takes \(full.wallSeconds) s")
+        try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
+    }
+
     /// A flipped bit in a WAV's fmt chunk (the rate's third byte: 16 MHz) is no whole file: its
     /// fields contradict each other, and which one is wrong cannot be told. It was "nothing to do".
     @Test func aWAVWhoseFormatContradictsItselfIsNotCalledWhole() throws {
