@@ -52,9 +52,9 @@ struct DeviceChoice {
         if let source { return .soundServer(source: source.name) }
         switch pulsePluginTarget(alsaName) {
         case .named(let name): return .soundServer(source: reached?.name ?? name)
-        case .defaultSource where alsaName != "default": return .soundServer(source: nil)
+        case .defaultSource where unwrapped(alsaName) != "default": return .soundServer(source: nil)
         case .defaultSource:
-            switch DeviceCatalog.soundServerPlugin(alsaName) {
+            switch DeviceCatalog.soundServerPlugin("default") {
             case .pulse: return .soundServer(source: nil)
             // PipeWire's own plugin: through its PulseAudio protocol (pipewire-pulse) when that
             // answered, as the same default source, so the stream carries hark's name, stays on
@@ -79,7 +79,7 @@ struct DeviceChoice {
         // `pulse` and `pulse:SOURCE` are recorded through the server's own stream: ALSA's
         // configuration (a tenth of hark's start) is not read for them, and they work where ALSA's
         // pulse plugin is not installed.
-        let isServerName = name != "default" && pulsePluginTarget(name) != nil
+        let isServerName = unwrapped(name) != "default" && pulsePluginTarget(name) != nil
         if isServerName || DeviceCatalog.isALSADeviceName(name) {
             let behind = lookBehind(alsaName: name)
             return DeviceChoice(alsaName: name, source: nil, reached: behind.source,
@@ -138,10 +138,24 @@ extension DeviceChoice {
         case named(String)
     }
 
+    /// `name` without ALSA's `plug:` converter around it (`plug:pulse`, `plug:"pulse:DEVICE=x"`,
+    /// `plug:SLAVE=default`): what the converter records from, so that spelling a monitor through
+    /// it still needs the system-audio grant.
+    static func unwrapped(_ name: String) -> String {
+        guard name.hasPrefix("plug:") else { return name }
+        var inner = Substring(name.dropFirst("plug:".count))
+        if inner.hasPrefix("SLAVE=") { inner = inner.dropFirst("SLAVE=".count) }
+        for quote in ["\"", "'"] where inner.count >= 2 && inner.hasPrefix(quote) && inner.hasSuffix(quote) {
+            inner = inner.dropFirst().dropLast()
+        }
+        return unwrapped(String(inner))
+    }
+
     /// What ALSA's pulse plugin records for `name`: `pulse` and `default` (Debian routes it to the
     /// server while one runs) take the default source; `pulse:NAME`, `pulse:DEVICE=NAME`, with or
     /// without double quotes, take NAME. Nil for every other device.
-    static func pulsePluginTarget(_ name: String) -> PulsePluginTarget? {
+    static func pulsePluginTarget(_ wrapped: String) -> PulsePluginTarget? {
+        let name = unwrapped(wrapped)
         if name == "pulse" || name == "default" { return .defaultSource }
         guard name.hasPrefix("pulse:") else { return nil }
         var argument = Substring(name.dropFirst("pulse:".count))

@@ -115,15 +115,16 @@ import Testing
         let output = rig.path("monitor.flac")
         // Every way of naming the monitor: its name, ALSA's plugin with the name, with the
         // server's index of it, with the server's name for the default sink's monitor, and the
-        // plugin's default while the default source is the monitor. (The index and
-        // @DEFAULT_MONITOR@ recorded the monitor on the microphone's grant until 2026-11-26.)
+        // plugin's default while the default source is the monitor, and those through ALSA's `plug`
+        // converter. (The index and @DEFAULT_MONITOR@ recorded the monitor on the microphone's
+        // grant until 2026-11-26, `plug:pulse` until 2026-11-27.)
         let sources = try runTool("pactl", ["list", "short", "sources"], environment: rig.environment)
         let sourceLines: [[Substring]] = String(decoding: sources.standardOutput, as: UTF8.self).split(separator: "\n")
             .map { $0.split(separator: "\t") }
         let monitorLine = try #require(sourceLines.first { $0.count > 1 && $0[1] == "vmic.monitor" }, "\(sourceLines)")
         let monitorIndex: Substring = monitorLine[0]
         for device in ["vmic.monitor", "pulse:DEVICE=vmic.monitor", "pulse:\"vmic.monitor\"", "pulse:DEVICE=\(monitorIndex)",
-                       "pulse:@DEFAULT_MONITOR@", "pulse"] {
+                       "pulse:@DEFAULT_MONITOR@", "pulse", "plug:pulse", "plug:\"pulse:DEVICE=vmic.monitor\"", "plug:SLAVE=pulse"] {
             let refused = try runHark(["record", "-D", device, "-d", "0.5", "-o", output], rig: rig)
             #expect(refused.status == 77, "\(device): \(refused.standardError)")
             #expect(refused.errorLines == ["hark: hark has not been allowed to use the system's audio (what this computer plays) and there is no terminal to ask on; allow it with 'hark permissions grant systemAudio'"],
