@@ -82,20 +82,27 @@ struct PermissionStore {
     @discardableResult
     func reset(_ resource: PermissionResource?) throws(StoreProblem) -> Bool {
         let directory = locations.storeDirectory
-        guard SecureFile.somethingIsAt(directory) else { return false }
-        do throws(SecureFile.Problem) {
-            try SecureFile.checkPrivateDirectory(directory)
-        } catch {
+        var removedUntrusted = false
+        if SecureFile.somethingIsAt(directory) {
             do throws(SecureFile.Problem) {
-                _ = try SecureFile.removeWithoutFollowing(directory)
-            } catch let failure {
-                throw StoreProblem(path: directory, text: "\(error.text) and cannot be removed (\(failure.text))")
+                try SecureFile.checkPrivateDirectory(directory)
+            } catch {
+                do throws(SecureFile.Problem) {
+                    _ = try SecureFile.removeWithoutFollowing(directory)
+                } catch let failure {
+                    throw StoreProblem(path: directory, text: "\(error.text) and cannot be removed (\(failure.text))")
+                }
+                let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
+                SecureFile.syncDirectory(parent.isEmpty ? "/" : parent)
+                removedUntrusted = true
             }
-            let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-            SecureFile.syncDirectory(parent.isEmpty ? "/" : parent)
-            return true
         }
+        // With no store (a fresh user, or one just removed), an Allow Once recording may still be
+        // running: its revocation stamp is written all the same, in a new private directory, so
+        // the reset stops it as a deny would.
+        try ensureDirectory()
         var forgotten = resource.map { [$0] } ?? PermissionResource.allCases
+        if removedUntrusted { forgotten = PermissionResource.allCases }
         return try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) -> Bool in
             // An untrusted file is removed as a whole; a trusted one keeps the other resources.
             let stored: Record?, trusted: Bool
@@ -121,7 +128,7 @@ struct PermissionStore {
                 throw StoreProblem(path: path, text: "cannot be removed")
             }
             try renewRevocationStamp(for: forgotten)
-            return !trusted
+            return !trusted || removedUntrusted
         }
     }
 

@@ -54,6 +54,24 @@ import Testing
         #expect(try runHark(["permissions", "log", "--app", "../hark"], rig: rig).status == 64)
     }
 
+    /// A fresh user has no permission store at all; "Allow Once" stores nothing, so there is none
+    /// while its recording runs. A reset then still stops it (it said "reset" and changed nothing).
+    @Test func aResetWithNoStoreYetStopsAnAllowOnceRecording() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes, grantMicrophone: false)
+        try rig.startPulseAudio()
+        let output = rig.path("once.flac")
+        let once = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-o", output]), rig: rig)
+        #expect(once.waitFor(promptQuestion))
+        once.type("o\n")
+        #expect(once.waitFor(" 0:00:01.", timeout: 30), "\(once.screen)")
+        #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
+        let result = once.finish(timeout: 10)
+        #expect(result.status == 77 && result.screen.contains("microphone access was revoked"), "\(result.screen)")
+        try expectFinishedPrefix(output, of: signal)
+        #expect(try entries(rig).map(\.ended) == ["revoked"])
+    }
+
     @Test func revokingDuringAPacedRecordingStopsItWithinASecond() throws {
         let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
