@@ -39,14 +39,8 @@ public struct PermissionGate: Sendable {
 
     /// The status with where it comes from, for `hark permissions`.
     public func statusDetail(for resource: PermissionResource) -> StatusDetail {
-        if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) {
+        if let reason = restriction(of: resource) {
             return StatusDetail(resource: resource, status: .restricted, setBy: nil, updated: nil, note: reason)
-        }
-        // The desktop's switch is the user's own, but like a restriction it is not hark's to
-        // override or to ask past: no prompt while it is off.
-        if resource == .microphone, desktopSwitch.forbidsMicrophone {
-            return StatusDetail(resource: resource, status: .restricted, setBy: nil, updated: nil,
-                                note: "turned off in the desktop's privacy settings; turn it back on in \(DesktopPrivacySwitch.settingsPlace)")
         }
         do throws(StoreProblem) {
             guard let decision = try store.decision(for: resource) else {
@@ -57,6 +51,17 @@ public struct PermissionGate: Sendable {
         } catch {
             return StatusDetail(resource: resource, status: .denied, setBy: nil, updated: nil, note: error.description)
         }
+    }
+
+    /// Why `resource` is restricted now, or nil: the administrator's policy, or (the microphone)
+    /// the desktop's switch, which is the user's own but like a restriction not hark's to override
+    /// or to ask past: no prompt while it is off.
+    private func restriction(of resource: PermissionResource) -> String? {
+        if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) { return reason }
+        if resource == .microphone, desktopSwitch.forbidsMicrophone {
+            return "turned off in the desktop's privacy settings; turn it back on in \(DesktopPrivacySwitch.settingsPlace)"
+        }
+        return nil
     }
 
     // MARK: Requesting access
@@ -139,6 +144,11 @@ public struct PermissionGate: Sendable {
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
             return .failure(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
+        }
+        // A restriction made while the prompt waited (the policy, the desktop's switch) is not
+        // answered past: the device would open, and the watch stop it only after some audio.
+        if answer == .allow || answer == .allowOnce, let reason = restriction(of: resource) {
+            return .failure(AccessRefusal(kind: .restricted, message: "\(subject) access is \(reason)"))
         }
         switch answer {
         case .allow:

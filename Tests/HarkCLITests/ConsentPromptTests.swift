@@ -50,6 +50,26 @@ import Testing
         #expect(next.finish().status == 0)
     }
 
+    /// The administrator's restriction made while the prompt waits is not answered past: no device
+    /// opened, no file, nothing stored (the device opened, a file was made and "authorized" stored).
+    @Test(arguments: ["a\n", "o\n"])
+    func aRestrictionMadeWhileThePromptWaitsRefusesTheAnswer(answer: String) throws {
+        let (rig, _) = try undecidedRig()
+        let output = rig.path("never.flac")
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output]), rig: rig)
+        #expect(session.waitFor(promptQuestion))
+        try FileManager.default.createDirectory(at: rig.systemDirectory, withIntermediateDirectories: true)
+        try #"{"microphone": {"restricted": true}}"#.write(to: rig.systemDirectory.appendingPathComponent("policy.json"),
+                                                           atomically: true, encoding: .utf8)
+        session.type(answer)
+        let result = session.finish()
+        #expect(result.status == 77 && result.screen.contains("Microphone access is restricted by the administrator"), "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(!FileManager.default.fileExists(atPath: rig.accessLogFile), "nothing was recorded")
+        #expect(try status(rig).contains("restricted"))
+        #expect(!FileManager.default.fileExists(atPath: rig.storeFile), "nothing stored")
+    }
+
     /// A deny or reset made (from another terminal, or another hark's prompt) while this prompt
     /// waited is older than the answer given to it: Allow then records, where it used to stop at
     /// once as "revoked", leaving an empty file in place of the one that was there.
