@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Notices, during a recording, that the user or the administrator took the microphone away:
 /// `hark permissions deny` or `reset` from another terminal, a new restriction, or the desktop's
 /// microphone switch turned off.
@@ -29,7 +33,21 @@ public struct PermissionWatch {
         storeFingerprint = SecureFile.fingerprint(gate.store.path)
         policyFingerprint = SecureFile.fingerprint(gate.locations.policyFile)
         revocationToken = gate.store.revocationToken(for: resource)
-        directories = DirectoryWatch(directories: [gate.locations.storeDirectory, gate.locations.systemDirectory])
+        directories = DirectoryWatch(directories: [gate.locations.storeDirectory, gate.locations.systemDirectory]
+                                     + Self.linkedDirectory(of: gate.locations.policyFile))
+    }
+
+    /// The directory a policy file that is a symbolic link (into a configuration-management
+    /// checkout, say) resolves into, when it is another: a change there raises no event in the
+    /// policy's own directory, and without a status line nothing else would wake the session.
+    /// The corresponding C function is `realpath`.
+    private static func linkedDirectory(of file: String) -> [String] {
+        guard let resolved = realpath(file, nil) else { return [] }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        let directory = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
+        let own = String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)])
+        return directory.isEmpty || directory == own ? [] : [directory]
     }
 
     /// Takes `grant` into account once access was asked for (the watch was made before, so a

@@ -87,6 +87,29 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// A policy that is a symbolic link into a configuration-management checkout changes in the
+    /// checkout's folder: that is watched too. Without a status line (stderr not a terminal) nothing
+    /// else woke the session, and the recording ran on restricted.
+    @Test func aRestrictionThroughALinkedPolicyStopsARecordingWithoutAStatusLine() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000),
+                                                    frames: 12 * 48_000).alsaBytes)
+        try rig.startPulseAudio()
+        let checkout = rig.directory.appendingPathComponent("managed")
+        try FileManager.default.createDirectory(at: checkout, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: rig.systemDirectory, withIntermediateDirectories: true)
+        try "{}".write(to: checkout.appendingPathComponent("policy.json"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: rig.systemDirectory.appendingPathComponent("policy.json").path,
+                                                   withDestinationPath: checkout.appendingPathComponent("policy.json").path)
+        let output = rig.path("linked.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "10", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        try #"{"microphone": {"restricted": true}}"#.write(to: checkout.appendingPathComponent("policy.json"), atomically: true, encoding: .utf8)
+        let result = recording.wait(timeout: 20)
+        #expect(result.status == 77 && result.standardError.contains("microphone access was restricted by the administrator"),
+                "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     @Test func aRestrictionForListedAppsAppliesOnlyToThem() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000))
         try writePolicy(#"{"microphone": {"restricted": ["org.example.other"]}}"#, rig)
