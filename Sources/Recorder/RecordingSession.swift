@@ -304,7 +304,9 @@ public final class RecordingSession {
                 if signal == StopSignals.wake {
                     continue  // an encoder finished: `allOutputsDone` says whether it was the last
                 } else if signal == StopSignals.newFile {
-                    for output in outputs { output.splitter?.requestSplit() }
+                    // Every output splits at the same frame: the capture's count now.
+                    let frame = monitor.framesCaptured.load(ordering: .relaxed)
+                    for output in outputs { output.splitter?.requestSplit(atRecordingFrame: frame) }
                 } else if stopSignal == nil, externalStop == nil {
                     stopSignal = signal
                     monitor.requestStop()

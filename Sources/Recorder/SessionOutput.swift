@@ -132,6 +132,9 @@ final class SessionOutput {
                 output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
                 bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: configuration.keepsExisting, makeEncoder: makeEncoder)
+            splitter.timeOfFrame = { [monitor, rate = format.sampleRate] frame in
+                CaptureClock.firstSampleTime(monitor)?.advanced(by: Double(frame) / Double(rate))
+            }
             self.splitter = splitter
             encoder = splitter
         } else {

@@ -59,8 +59,14 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private let codecFinishBytes: Int?
     /// A file's header as the template wrote it (every file of the output has the same settings).
     private let headerBytes: Int
-    /// Set by any thread (relaxed: it carries no data), taken by the encoder thread.
-    private let splitRequested = Atomic<Bool>(false)
+    /// The recording frame a SIGUSR1 asked a new file to start at (`Int.max`: none), so that every
+    /// output splits at the same frame however far behind its encoder is. Set by the session's
+    /// thread only when none is pending, cleared by the encoder thread once it is reached
+    /// (compare-and-exchange both ways; relaxed: it carries no data).
+    private let splitAtFrame = Atomic<Int>(Int.max)
+    /// When a recording frame was captured, for a split file's DATE and strftime name (nil until
+    /// the first sample's time is known). Set before the encoder thread starts; called on it.
+    var timeOfFrame: (@Sendable (Int) -> WallClockTime?)?
     /// The files written, in order. Changed on the encoder thread; read once it has finished.
     private(set) var paths: [String]
     /// Where each file starts in the recording, in frames (0 for the first, unless sound
@@ -95,25 +101,39 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         fileStartFrames = encoder == nil ? [] : [0]
     }
 
-    /// Asks for a new file before the next frame. Safe from any thread. A request while the
-    /// current file is still empty waits until it holds audio, so no file is ever empty.
-    func requestSplit() {
-        splitRequested.store(true, ordering: .relaxed)
+    /// Asks for a new file from recording frame `frame` on (the capture's count when SIGUSR1
+    /// came). Safe from any thread. A request while one is pending is the same split (the encoder
+    /// has not reached the first yet); one at a frame where the file is still empty asks for
+    /// nothing more, so no file is ever empty.
+    func requestSplit(atRecordingFrame frame: Int) {
+        _ = splitAtFrame.compareExchange(expected: Int.max, desired: frame, ordering: .relaxed)
+    }
+
+    /// Takes the pending split request once its frame is reached.
+    private func takeSplit(reachedAt splitAt: Int) {
+        _ = splitAtFrame.compareExchange(expected: splitAt, desired: Int.max, ordering: .relaxed)
     }
 
     func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
         var offset = 0
         while offset < frames.count {
+            let splitAt = splitAtFrame.load(ordering: .relaxed)
             if encoder == nil {
                 // A new file anyway: a SIGUSR1 while no file was open asks for nothing more.
-                splitRequested.store(false, ordering: .relaxed)
+                if splitAt != Int.max { takeSplit(reachedAt: splitAt) }
                 try startNextFile()
-            } else if framesInFile > 0 && (framesInFile == framesPerFile || splitRequested.exchange(false, ordering: .relaxed)) {
+            } else if framesInFile > 0 && (framesInFile == framesPerFile || recordingFrames >= splitAt) {
+                if recordingFrames >= splitAt { takeSplit(reachedAt: splitAt) }
                 try finishFile()
                 try startNextFile()
+            } else if recordingFrames >= splitAt {
+                takeSplit(reachedAt: splitAt)  // the file is new already
             }
             var count = (frames.count - offset) / bytesPerFrame
             if let framesPerFile { count = min(count, framesPerFile - framesInFile) }
+            // Up to a requested split's frame, exactly.
+            let pending = splitAtFrame.load(ordering: .relaxed)
+            if pending != Int.max && pending > recordingFrames { count = min(count, pending - recordingFrames) }
             let end = offset + count * bytesPerFrame
             try encoder!.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
             framesInFile += count
@@ -136,7 +156,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Finishes the current file now; the next frame starts a new one. Nothing when none is open.
     func endSegment() throws(EncoderError) {
         if encoder != nil { try finishFile() }
-        splitRequested.store(false, ordering: .relaxed)  // the next segment's file is new anyway
+        splitAtFrame.store(Int.max, ordering: .relaxed)  // the next segment's file is new anyway
     }
 
     func finish() throws(EncoderError) {
@@ -190,7 +210,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Opens the next file: the pending first target when there is one (a sound-activated
     /// recording's first file, named now when the name holds the time), else a new one.
     private func startNextFile() throws(EncoderError) {
-        let start = nextFileStart.take() ?? .now()
+        // When the file's first frame was captured (a segment's, or a split's from the first
+        // sample's time): its DATE and strftime name, as HARK_FIRST_SAMPLE_TIME says it.
+        let start = nextFileStart.take() ?? timeOfFrame?(recordingFrames) ?? .now()
         // A later file never replaces one that is there (`OutputNaming`), not even one another
         // recorder made a moment ago; the first keeps the user's name, as an unsplit one does.
         var keepsExisting = true

@@ -51,10 +51,12 @@ import Testing
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 13 * 48_000).alsaBytes)
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyyMMdd-HHmm"
-        // Unpaced, all three files start within a second or two (longer on a loaded machine or
-        // under a sanitizer): same name, so a counter. A run that crosses a minute boundary may
-        // rightly name its parts after two minutes and shows no counter; it is run once more,
-        // starting less than one run's length after that boundary, so it cannot cross the next.
+        // A part is named when its first sample was captured: the first sample's time plus the
+        // frames before it, 0, 5 and 10 s into the recording (unpaced, they are written within
+        // a second or two). Same minute, same name, so a counter. A run whose 12 s cross a minute
+        // boundary may rightly name its parts after two minutes and shows no counter; it is run
+        // once more, after waiting (when needed) until the next 15 s fit in one minute (the first
+        // sample comes within seconds of the start, however slow the machine).
         var result: ToolResult
         var names: [String]
         var stamps: Set<String>
@@ -62,10 +64,12 @@ import Testing
         repeat {
             for name in try parts(rig, prefix: "rec-") { try FileManager.default.removeItem(atPath: rig.path(name)) }
             attempts += 1
+            let second = Calendar.current.component(.second, from: Date())
+            if second > 40 { usleep(useconds_t((61 - second) * 1_000_000)) }
             let before = Date()
             result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5",
                                   "-o", rig.path("rec-%Y%m%d-%H%M.flac")], rig: rig)
-            stamps = Set([before, Date()].map { "rec-" + formatter.string(from: $0) })
+            stamps = Set([before, before.addingTimeInterval(15)].map { "rec-" + formatter.string(from: $0) })
             names = try parts(rig, prefix: "rec-")
         } while stamps.count > 1 && attempts < 2
         #expect(stamps.count == 1, "the second run crossed a minute boundary too: \(stamps)")
@@ -99,6 +103,37 @@ import Testing
             joined += part
         }
         expectSameElements(joined[...], signal.prefix(frames: 6 * 48_000), "hark said: \(result.errorLines.last ?? "")")
+    }
+
+    /// One SIGUSR1 splits every output at the same frame, the capture's count when it came, however
+    /// far behind an output's encoder is (unpaced, with a minute of ring, the Opus encoder lags):
+    /// each split where its own encoder happened to be, seconds apart. A split part's DATE is when
+    /// its first sample was captured, as its HARK_FIRST_SAMPLE_TIME says (it was when the file
+    /// was opened).
+    @Test func sigusr1SplitsEveryOutputAtTheSameFrameDatedByItsFirstSample() throws {
+        let signal = TestSignal(format: Self.format, frames: 121 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let recording = try startHark(["record", "-D", "filecap", "-d", "120", "--ring-seconds", "60", "--no-loudness",
+                                       "-o", rig.path("a.flac"), "-o", rig.path("b.opus"), "-o", rig.path("c.wav")], rig: rig)
+        try OutputGrowth.waitForFLACAudio(rig.path("a.flac"), seconds: 1)
+        recording.send(SIGUSR1)
+        let result = recording.wait(timeout: TestLoad.seconds(120))
+        #expect(result.status == 0, "\(result.standardError)")
+        func tag(_ key: String, in tags: [String]) -> String? { tags.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } }
+        let flacTags = try FLACTools.tags(rig.path("a-2.flac"))
+        let opusTags = try OpusTools.tags(rig.path("b-2.opus")).comments
+        let flacSplit = try #require(tag("HARK_FIRST_SAMPLE", in: flacTags).flatMap { Int($0) }, "\(flacTags)")
+        let opusSplit = try #require(tag("HARK_FIRST_SAMPLE", in: opusTags).flatMap { Int($0) }, "\(opusTags)")
+        let sox = try runTool("sox", ["--i", "-s", rig.path("c.wav")])
+        let wavSplit = Int(String(decoding: sox.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(flacSplit == opusSplit && wavSplit == flacSplit, "split at \(flacSplit), \(opusSplit), \(wavSplit.map(String.init) ?? "?")")
+        #expect(flacSplit > 0 && flacSplit < 120 * 48_000)
+        // DATE (local time, to the second) is the second of HARK_FIRST_SAMPLE_TIME (UTC, to the µs).
+        let date = try #require(tag("DATE", in: flacTags).flatMap { ISO8601DateFormatter().date(from: $0) }, "\(flacTags)")
+        let precise = ISO8601DateFormatter()
+        precise.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let first = try #require(tag("HARK_FIRST_SAMPLE_TIME", in: flacTags).flatMap { precise.date(from: $0) }, "\(flacTags)")
+        #expect(date.timeIntervalSince1970 == first.timeIntervalSince1970.rounded(.down), "DATE \(date), first sample \(first)")
     }
 
     @Test(arguments: ["flac", "opus"])
