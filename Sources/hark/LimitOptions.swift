@@ -9,9 +9,12 @@ struct LimitOptions: ParsableArguments {
     var maxSize: ByteSize?
 
     @Option(name: .customLong("max-file-time"), parsing: .unconditional,
-            help: ArgumentHelp("Start a new file every this many seconds; -o may hold strftime patterns such as rec-%Y%m%d-%H%M%S.flac, and a name that repeats gets -2, -3, … SIGUSR1 starts a new file at once.",
-                               valueName: "seconds"))
-    var maxFileTime: Double?
+            help: ArgumentHelp("Start a new file every this long (seconds, or with a unit: 90, 30m, 1h); -o may hold strftime patterns such as rec-%Y%m%d-%H%M%S.flac, and a name that repeats gets -2, -3, … SIGUSR1 starts a new file at once, in every file output.",
+                               valueName: "duration"))
+    var maxFileDuration: DurationArgument?
+
+    /// Seconds per file (`--max-file-time`).
+    var maxFileTime: Double? { maxFileDuration?.seconds }
 
     func validate(outputIsStandardOutput: Bool) throws {
         if let maxFileTime {

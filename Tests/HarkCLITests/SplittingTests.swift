@@ -67,7 +67,7 @@ import Testing
             let second = Calendar.current.component(.second, from: Date())
             if second > 40 { usleep(useconds_t((61 - second) * 1_000_000)) }
             let before = Date()
-            result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5",
+            result = try runHark(["record", "-D", "filecap", "-d", "12", "--max-file-time", "5s",
                                   "-o", rig.path("rec-%Y%m%d-%H%M.flac")], rig: rig)
             stamps = Set([before, before.addingTimeInterval(15)].map { "rec-" + formatter.string(from: $0) })
             names = try parts(rig, prefix: "rec-")

@@ -58,6 +58,8 @@ import Testing
         Case(arguments: ["--max-size", "lots"], exitCode: 64, mentions: "'lots' is invalid for '--max-size <size>'"),
         Case(arguments: ["--max-size", "-5M"], exitCode: 64, mentions: "--max-size"),
         Case(arguments: ["--max-file-time", "0.5"], exitCode: 64, mentions: "--max-file-time must be at least 1 second"),
+        Case(arguments: ["--max-file-time", "500ms"], exitCode: 64, mentions: "--max-file-time must be at least 1 second"),
+        Case(arguments: ["--max-file-time", "soon"], exitCode: 64, mentions: "'soon' is invalid for '--max-file-time <duration>'"),
         Case(arguments: ["-F", "2000000"], exitCode: 64, mentions: "needs a buffer (-B) of at least twice it; the buffer is 500000 µs"),
     ]
 
