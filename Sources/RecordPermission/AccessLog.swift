@@ -114,12 +114,20 @@ public struct AccessLog: Sendable {
             throw PermissionChangeError(message: "cannot write the access log \(path): \(why)")
         }
         defer { close(descriptor) }
-        // A log made looser by hand (0644, 0666) is private again: it names every recording, and
-        // `entries()` refuses to read one that others could have written.
+        // A log made readable by others (0644) is private again: it names every recording. One
+        // that others could have written (0666), or another user's, is left as it is and not
+        // written: making it private would make lines nobody can vouch for look like hark's, and
+        // `entries()` refuses to read it anyway; the caller says so.
         var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o777 != 0o600 {
-            _ = fchmod(descriptor, 0o600)
+        guard fstat(descriptor, &info) == 0 else {
+            throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")
         }
+        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+            throw PermissionChangeError(message: "the access log \(path) is "
+                + (info.st_uid != geteuid() ? "another user's" : "writable by others")
+                + ", so hark does not write to it; move it away, or make it a private file of yours (chmod 600)")
+        }
+        if info.st_mode & 0o777 != 0o600 { _ = fchmod(descriptor, 0o600) }
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
         guard written == line.count else {
             throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")

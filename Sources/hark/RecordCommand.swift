@@ -203,7 +203,12 @@ struct RecordCommand: ParsableCommand {
         // is still known to `hark repair --unfinished`; its entry at the end carries the same id.
         let recordingStart = RecordingStart(id: recordingID, outputs: session.outputFiles.map(absolutePath), device: device,
                                             start: session.startTime, waitsForSound: configuration.soundActivation != nil)
-        try? AccessLog().appendStart(recordingStart)
+        do throws(PermissionChangeError) {
+            try AccessLog().appendStart(recordingStart)
+        } catch {
+            // Said now, not only when the recording ends: this recording will not be in the log.
+            Console.error("warning: \(error.message); this recording is not in the access log")
+        }
         if !quiet { UnfinishedNotice.announce(except: recordingStart.id) }
         if verbose {
             let fromServer = if case .soundServer = request.route { true } else { false }

@@ -137,6 +137,14 @@ import Testing
                                           + "move it away, or make it a private file of yours (chmod 600)"], "\(command)")
             #expect(result.standardOutput.isEmpty)
         }
+        // A recording neither writes to it nor makes it private, which would vouch for lines
+        // anyone could have added; it says so at its start.
+        let loose = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("y.flac")], rig: rig)
+        #expect(loose.status == 0 && loose.errorLines.first == "hark: warning: the access log \(rig.accessLogFile) is writable by others, "
+                    + "so hark does not write to it; move it away, or make it a private file of yours (chmod 600); this recording is not in the access log",
+                "\(loose.standardError)")
+        var info = stat()
+        #expect(stat(rig.accessLogFile, &info) == 0 && info.st_mode & 0o777 == 0o666, "left as it was")
         chmod(rig.accessLogFile, 0o600)
         #expect(try runHark(["list"], rig: rig).status == 0, "private again, it is read")
 
@@ -146,7 +154,8 @@ import Testing
         #expect(linked.status == 77)
         #expect(linked.standardError.contains("\(rig.accessLogFile) is a symbolic link, so it is not read"), "\(linked.standardError)")
         let recorded = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("x.flac")], rig: rig)
-        #expect(recorded.standardError.contains("cannot write the access log \(rig.accessLogFile): it is a symbolic link"),
+        #expect(recorded.standardError.contains("cannot write the access log \(rig.accessLogFile): it is a symbolic link")
+                    && recorded.errorLines.first?.hasSuffix("this recording is not in the access log") == true,
                 "\(recorded.standardError)")
     }
 }

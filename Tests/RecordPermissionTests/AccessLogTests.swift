@@ -30,15 +30,24 @@ import Testing
         #expect(kept.map(\.frames) == Array(kept.first!.frames...199), "the kept entries are the newest, in order")
     }
 
-    @Test func aLogLoosenedByHandIsMadePrivateAgain() throws {
+    /// A log others could read (0644) is made private again; one others could have written
+    /// (0666) is not written to, nor made private, which would vouch for lines anyone could have
+    /// added (a forged entry then read as hark's).
+    @Test func aLogLoosenedByHandIsMadePrivateAgainOnlyWhereNobodyElseCouldWriteIt() throws {
         let temporary = TemporaryLocations()
         let log = AccessLog(locations: temporary.locations)
         try log.append(entry(0))
-        chmod(log.path, 0o666)
-        #expect(log.entries().isEmpty, "a log others could have written is not read")
+        chmod(log.path, 0o644)
         try log.append(entry(1))
         var info = stat()
         #expect(lstat(log.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(log.entries() == [entry(0), entry(1)])
+
+        chmod(log.path, 0o666)
+        #expect(log.entries().isEmpty, "a log others could have written is not read")
+        #expect(throws: PermissionChangeError.self) { try log.append(entry(2)) }
+        #expect(lstat(log.path, &info) == 0 && info.st_mode & 0o777 == 0o666, "left as it was")
+        chmod(log.path, 0o600)
+        #expect(log.entries() == [entry(0), entry(1)], "and nothing written to it")
     }
 }
