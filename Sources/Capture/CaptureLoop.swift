@@ -89,12 +89,15 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // answers: the sound server's answer is a round trip (at most 200 ms, on this thread), and
         // a loaded server can miss it once. Four tries bound what a device without timestamps costs.
         var timingTriesLeft = 4
-        // The source's own latency at a caught-up moment, in frames, once the first frame is timed
-        // (one more such question, at most four tries; none from a source that never answered):
-        // a step in the timeline that the source's latency grew by as well is latency it added,
+        // A step in the timeline that the source's own latency grew by as well is latency it added,
         // not audio it lost. PipeWire, asked for 5.1 from a stereo source, holds about 280 ms
         // more a second or so into some recordings, and the timeline alone took that for a loss
-        // (and `--pad-overruns` put silence into whole audio). A source that cannot say leaves it
+        // (and `--pad-overruns` put silence into whole audio). So the loop keeps, from a caught-up
+        // moment once the first frame is timed (one more question, at most four tries; none of a
+        // source that never answered), the timeline's rise above its floor less the source's
+        // latency, both at the same `now`: a thread preempted before `now` was taken adds to both
+        // alike, and the floor follows the clock's drift. At a step, that difference moves by the
+        // audio lost; what the latency explains is latency. A source that cannot say leaves it
         // nil: every step is then a loss, as before.
         var latencyBaseline: Int?
         var baselineTriesLeft = 4
@@ -208,26 +211,27 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 let now = MonotonicClock.nanoseconds()
                 var missing = timeline.observeCaughtUp(elapsedNanoseconds: now - startTime, accounted: accounted)
                 if missing > 0, let baseline = latencyBaseline, let latency = latencyFrames(at: now) {
-                    // How much of the step the source's latency explains, to within a period (at
-                    // least 50 ms: the step and the latency are each measured to about that).
-                    // Latency grown well past the step is not believed (a source whose timestamps
-                    // stopped moving): the step is then a loss, as without the check. What the
-                    // latency leaves unexplained is lost audio.
+                    // The audio lost: how far rise less latency moved, to within a period (at
+                    // least 50 ms: each is measured to about that). Latency grown well past the
+                    // step is not believed (a source whose timestamps stopped moving): the step is
+                    // then a loss, as without the check.
                     let tolerance = max(periodFrames, rate / 20)
-                    let grown = latency - baseline
-                    let explained = grown > missing + tolerance ? 0 : min(max(grown, 0), missing)
-                    if explained > 0, missing - explained <= tolerance || explained > tolerance {
-                        let taken = missing - explained <= tolerance ? missing : explained
+                    let unexplained = (missing - latency) - baseline
+                    let lost = unexplained < -tolerance ? missing : min(max(unexplained, 0), missing)
+                    let added = missing - lost
+                    let taken = lost <= tolerance ? missing : added <= tolerance ? 0 : added
+                    if taken > 0 {
                         timeline.acceptLatencyStep(frames: taken)
-                        latencyBaseline = latency
                         missing -= taken
                         monitor.latencySteps.add(1, ordering: .relaxed)
                     }
+                    // Once the step is taken (as latency, loss or both) the rise is back to 0.
+                    latencyBaseline = -latency
                 }
                 if missing > 0 {
                     account(lostFrames: missing)
                 } else if latencyBaseline == nil, firstFrameTimed, baselineTriesLeft > 0 {
-                    latencyBaseline = latencyFrames(at: now)
+                    latencyBaseline = latencyFrames(at: now).map { timeline.lastRise - $0 }
                     baselineTriesLeft -= 1
                 }
                 switch device.waitForFrames(milliseconds: Int32(waitMilliseconds)) {

@@ -59,6 +59,10 @@ public struct TimelineGuard: Sendable {
         self.confirmationNanoseconds = max(2 * periodFrames * 1_000_000_000 / rate, 100_000_000)
     }
 
+    /// How far the last caught-up moment's deficit stood above the floor, in frames (0 before
+    /// there is a floor): what a step would be reported as.
+    public private(set) var lastRise = 0
+
     /// Records a caught-up moment `elapsedNanoseconds` after the source started, with `accounted`
     /// frames delivered or already reported lost. Returns the frames newly found missing (0 when
     /// none). The caller must add what it reports to `accounted` from then on.
@@ -71,6 +75,7 @@ public struct TimelineGuard: Sendable {
         rollBuckets(now: elapsedNanoseconds)
         if deficit < lowestInCurrentBucket?.deficit ?? Int.max { lowestInCurrentBucket = (deficit, elapsedNanoseconds) }
         let floor = min(floorOfCurrentBucket, floorOfPreviousBucket)
+        lastRise = floor == Int.max ? 0 : deficit - floor
         guard floor != Int.max, deficit - floor > thresholdFrames else {
             candidate = nil
             floorOfCurrentBucket = min(floorOfCurrentBucket, deficit)

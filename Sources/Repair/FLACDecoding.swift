@@ -18,7 +18,7 @@ enum FLACDecoding {
     }
 
     /// Decodes `length` bytes that `read` supplies (the range wanted, and where to put it), asking
-    /// `shouldStop` every 64 frames (a Ctrl-C is then taken within a fraction of a second, not at
+    /// `shouldStop` every 16 frames (a Ctrl-C is then taken within a fraction of a second, not at
     /// the end of a file of gigabytes). The corresponding C functions are
     /// `FLAC__stream_decoder_init_stream`, `…_process_until_end_of_stream` and `…_finish`.
     static func decode(length: Int, checkMD5: Bool, shouldStop: @escaping () -> Bool = { false },
@@ -88,7 +88,7 @@ private let writeCallback: FLAC__StreamDecoderWriteCallback = { _, frame, buffer
     let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
     let header = frame!.pointee.header
     context.samples += UInt64(header.blocksize)
-    if context.samples / UInt64(max(1, header.blocksize)) % 64 == 0, context.shouldStop() {
+    if context.samples / UInt64(max(1, header.blocksize)) % 16 == 0, context.shouldStop() {
         context.interrupted = true
         return FLAC__STREAM_DECODER_WRITE_STATUS_ABORT
     }

@@ -72,8 +72,11 @@ import Testing
     }
 
     /// Ctrl-C during a repair is taken while libFLAC decodes (the analysis and the check each
-    /// decode the whole file), not only between copies: at a tenth of the repair's time, it ended
-    /// at the end of the analysis, about a third later (minutes for a file of gigabytes).
+    /// decode the whole file), not only between copies: sent at a tenth of a whole repair's time,
+    /// well inside the analysis's decode, it ends the analysis ("nothing changed"), where it was
+    /// taken only once the analysis had run to its end, before the write ("the original is
+    /// unchanged"; minutes later for a file of gigabytes). What is asserted is where it was taken,
+    /// not how soon, which depends on the machine's load.
     @Test func aCtrlCIsTakenWhileTheAudioIsDecoded() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
         let flac = rig.path("long.flac")
@@ -91,9 +94,9 @@ import Testing
         let signalled = Date()
         repair.send(SIGINT)
         let result = repair.wait(timeout: 60)
-        let afterSignal = Date().timeIntervalSince(signalled)
-        #expect(result.status == 130 && result.standardError.contains("interrupted"), "\(result.status) \(result.standardError)")
-        #expect(afterSignal < full.wallSeconds * 0.15, "ended \(afterSignal) s after the signal; a whole repair takes \(full.wallSeconds) s")
+        print("RepairEdgeCaseTests: ended \(Date().timeIntervalSince(signalled)) s after the signal; a whole repair takes \(full.wallSeconds) s")
+        #expect(result.status == 130 && result.errorLines == ["hark: \(flac): not repaired (FLAC): interrupted; nothing changed"],
+                "\(result.status) \(result.standardError)")
         try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
     }
 
