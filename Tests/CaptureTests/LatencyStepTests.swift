@@ -72,27 +72,28 @@ import Testing
         return monitor
     }
 
+    /// What capturing the source's change should show: overruns, frames lost, latency steps.
+    /// Losses are found from the timeline, to within its delivery granularity (a period or two)
+    /// and 50 ms of a loaded machine's scheduling.
+    static func expect(_ change: Change, overruns: Int, lost: Int, latencySteps: Int,
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        let monitor = capture(SteppingSource(change))
+        let found = monitor.framesLostToOverruns.load(ordering: .relaxed)
+        #expect(monitor.overruns.load(ordering: .relaxed) == overruns, "\(found) frames lost", sourceLocation: sourceLocation)
+        #expect(abs(found - lost) <= 2 * period + 2_400, "lost \(found) frames, not \(lost)", sourceLocation: sourceLocation)
+        #expect(monitor.latencySteps.load(ordering: .relaxed) == latencySteps, sourceLocation: sourceLocation)
+    }
+
     @Test func audioTheSourceLostIsAnOverrun() {
-        let monitor = Self.capture(SteppingSource(.loses))
-        #expect(monitor.overruns.load(ordering: .relaxed) == 1)
-        let lost = monitor.framesLostToOverruns.load(ordering: .relaxed)
-        // Found from the timeline, to within its delivery granularity (a period or two).
-        #expect(abs(lost - Self.step) <= 2 * Self.period + 2_400, "lost \(lost) frames")
-        #expect(monitor.latencySteps.load(ordering: .relaxed) == 0)
+        Self.expect(.loses, overruns: 1, lost: Self.step, latencySteps: 0)
     }
 
     /// Both at once (a 560 ms step): the half the latency explains is latency, the rest a loss.
     @Test func aStepPartlyLatencyIsALossOfTheRestOnly() {
-        let monitor = Self.capture(SteppingSource(.losesAndHoldsBack))
-        #expect(monitor.overruns.load(ordering: .relaxed) == 1)
-        let lost = monitor.framesLostToOverruns.load(ordering: .relaxed)
-        #expect(abs(lost - Self.step) <= 2 * Self.period + 2_400, "lost \(lost) frames of the 2 × \(Self.step) step")
-        #expect(monitor.latencySteps.load(ordering: .relaxed) == 1)
+        Self.expect(.losesAndHoldsBack, overruns: 1, lost: Self.step, latencySteps: 1)
     }
 
     @Test func latencyTheSourceAddedIsNoOverrun() {
-        let monitor = Self.capture(SteppingSource(.holdsBack))
-        #expect(monitor.overruns.load(ordering: .relaxed) == 0, "\(monitor.framesLostToOverruns.load(ordering: .relaxed)) frames")
-        #expect(monitor.latencySteps.load(ordering: .relaxed) == 1)
+        Self.expect(.holdsBack, overruns: 0, lost: 0, latencySteps: 1)
     }
 }
