@@ -35,8 +35,7 @@ enum FLACRepair {
             if start < layout.nextSample { droppedFrames += 1; continue }
             if start > layout.nextSample {
                 let missing = start - layout.nextSample
-                damageNotes.append("\(formatted(Double(missing) * 1000 / Double(stream.sampleRate), decimals: 0)) ms lost at "
-                                   + "\(durationText(Double(layout.nextSample) / Double(stream.sampleRate))) (\(pendingDamage) damaged bytes), made silence")
+                damageNotes.append(silenced(missing, at: layout.nextSample, of: stream, damage: "\(pendingDamage) damaged bytes"))
                 layout.appendSilence(samples: missing)
             } else {
                 strayDamage += pendingDamage
@@ -58,9 +57,7 @@ enum FLACRepair {
            stream.totalSamples - layout.nextSample <= UInt64(nominalBlockSize),
            torn.count <= (stream.maximumFrameSize > 0 ? stream.maximumFrameSize : nominalBlockSize * stream.channels * 4 + 64) {
             let missing = stream.totalSamples - layout.nextSample
-            problems.append("\(formatted(Double(missing) * 1000 / Double(stream.sampleRate), decimals: 0)) ms lost at "
-                            + "\(durationText(Double(layout.nextSample) / Double(stream.sampleRate))) (the last frame, "
-                            + "\(counted(torn.count, "damaged byte"))), made silence")
+            problems.append(silenced(missing, at: layout.nextSample, of: stream, damage: "the last frame, \(counted(torn.count, "damaged byte"))"))
             layout.appendSilence(samples: missing)
             tail = nil
         }
@@ -124,6 +121,12 @@ enum FLACRepair {
         repaired.md5 = decoded.md5
         plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1)
         return RepairAnalysis(container: .flac, problems: problems, seconds: seconds, verdict: .repairable(plan))
+    }
+
+    /// "85 ms lost at 5.547 s (9072 damaged bytes), made silence": `samples` from sample `start`.
+    private static func silenced(_ samples: UInt64, at start: UInt64, of stream: FLACStreamInfo, damage: String) -> String {
+        "\(formatted(Double(samples) * 1000 / Double(stream.sampleRate), decimals: 0)) ms lost at "
+            + "\(durationText(Double(start) / Double(stream.sampleRate))) (\(damage)), made silence"
     }
 
     /// Checks a written repair: every frame whole from the header to the end, and libFLAC decoding

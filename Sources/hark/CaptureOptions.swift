@@ -56,8 +56,11 @@ struct CaptureOptions: ParsableArguments {
         guard SampleFormat(alsaName: sampleFormat) != nil else {
             throw ValidationError("unknown sample format '\(sampleFormat)'; use S16_LE, S24_LE, S32_LE or FLOAT_LE")
         }
-        guard PCMFormat.recordableRates.contains(rate) else { throw ValidationError("rate \(rate) Hz is outside 1000–768000") }
-        guard (1...8).contains(channels) else { throw ValidationError("channels \(channels) is outside 1–8") }
+        let rates = PCMFormat.recordableRates, channelCounts = PCMFormat.recordableChannels
+        guard rates.contains(rate) else { throw ValidationError("rate \(rate) Hz is outside \(rates.lowerBound)–\(rates.upperBound)") }
+        guard channelCounts.contains(channels) else {
+            throw ValidationError("channels \(channels) is outside \(channelCounts.lowerBound)–\(channelCounts.upperBound)")
+        }
         if let channelMap {
             guard let layout = ChannelLayout(parsing: channelMap) else {
                 throw ValidationError("--channel-map '\(channelMap)' is not a list of distinct positions (FL, FR, FC, LFE, RL, RR, SL, SR, RC, FLC, FRC, MONO)")
