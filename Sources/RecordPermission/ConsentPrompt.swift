@@ -38,6 +38,8 @@ public struct TerminalPrompt: ConsentPrompting {
         let terminal = open(terminalPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { return nil }  // ENXIO: no controlling terminal
         defer { close(terminal) }
+        let restore = Self.readLines(on: terminal)
+        defer { restore() }
         tcflush(terminal, TCIFLUSH)
         show("""
 
@@ -54,6 +56,24 @@ public struct TerminalPrompt: ConsentPrompting {
         case .dismissed(let reason): show("\nNot allowed (\(reason)).\n\n", on: terminal)
         }
         return answer
+    }
+
+    /// Puts `terminal` in the state a question on it needs, as `sudo` does for its password: lines
+    /// (Enter ends one, Ctrl-D ends input, what is typed shows) and Ctrl-C as a signal, whatever
+    /// the program before left it in (`stty raw`, a crashed full-screen program). Returns what puts
+    /// it back as it was; nothing is changed, and nothing needs putting back, where it already
+    /// answers so.
+    private static func readLines(on terminal: Int32) -> () -> Void {
+        var saved = termios()
+        guard tcgetattr(terminal, &saved) == 0 else { return {} }
+        var lines = saved
+        lines.c_lflag |= tcflag_t(ICANON | ECHO | ISIG)
+        lines.c_iflag |= tcflag_t(ICRNL)
+        lines.c_iflag &= ~tcflag_t(INLCR | IGNCR)
+        lines.c_oflag |= tcflag_t(OPOST | ONLCR)
+        guard (lines.c_lflag, lines.c_iflag, lines.c_oflag) != (saved.c_lflag, saved.c_iflag, saved.c_oflag),
+              tcsetattr(terminal, TCSANOW, &lines) == 0 else { return {} }
+        return { _ = tcsetattr(terminal, TCSADRAIN, &saved) }
     }
 
     /// Reads one line, or stops at end of input or a pending stop signal.

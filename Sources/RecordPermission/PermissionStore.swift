@@ -65,7 +65,7 @@ struct PermissionStore {
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
             var record = try read() ?? Record(app: appIdentifier, decisions: [:])
             record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: .now())
-            guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
+            guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded", storeDirectory: locations.storeDirectory) }
             try replace(path, with: bytes)
             if status == .denied { try renewRevocationStamp(for: [resource]) }
         }
@@ -90,7 +90,8 @@ struct PermissionStore {
                 do throws(SecureFile.Problem) {
                     _ = try SecureFile.removeWithoutFollowing(directory)
                 } catch let failure {
-                    throw StoreProblem(path: directory, text: "\(error.text) and cannot be removed (\(failure.text))")
+                    throw StoreProblem(path: directory, text: "\(error.text) and cannot be removed (\(failure.text))",
+                                       storeDirectory: directory, remedy: "remove or move it aside by hand")
                 }
                 let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
                 SecureFile.syncDirectory(parent.isEmpty ? "/" : parent)
@@ -116,7 +117,7 @@ struct PermissionStore {
             if var record = stored {
                 for each in forgotten { record.decisions[each.rawValue] = nil }
                 if !record.decisions.isEmpty {
-                    guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded") }
+                    guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded", storeDirectory: locations.storeDirectory) }
                     try replace(path, with: bytes)
                     try renewRevocationStamp(for: forgotten)
                     return false
@@ -125,7 +126,7 @@ struct PermissionStore {
             do throws(SecureFile.Problem) {
                 if try SecureFile.removeWithoutFollowing(path) { SecureFile.syncDirectory(directory) }
             } catch {
-                throw StoreProblem(path: path, text: "cannot be removed")
+                throw StoreProblem(path: path, text: "cannot be removed", storeDirectory: locations.storeDirectory)
             }
             try renewRevocationStamp(for: forgotten)
             return !trusted || removedUntrusted
@@ -154,7 +155,7 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.replaceAtomically(file, with: bytes)
         } catch {
-            throw StoreProblem(path: file, text: "cannot be written: \(error.text)")
+            throw StoreProblem(path: file, text: "cannot be written: \(error.text)", storeDirectory: locations.storeDirectory)
         }
     }
 
@@ -162,12 +163,12 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.makePrivateDirectory(locations.storeDirectory)
         } catch {
-            throw StoreProblem(path: locations.storeDirectory, text: error.text)
+            throw StoreProblem(path: locations.storeDirectory, text: error.text, storeDirectory: locations.storeDirectory)
         }
     }
 
     private func fail(path: String, _ text: String) throws(StoreProblem) -> Record? {
-        throw StoreProblem(path: path, text: text)
+        throw StoreProblem(path: path, text: text, storeDirectory: locations.storeDirectory)
     }
 }
 
@@ -175,8 +176,25 @@ struct PermissionStore {
 public struct StoreProblem: Error, Equatable, CustomStringConvertible {
     public let path: String
     public let text: String
+    /// What the user can do: `hark permissions reset`, which removes and remakes the store's
+    /// folder, or, when something above that folder is in the way (which reset leaves alone, as
+    /// it is not hark's), that thing.
+    public let remedy: String
+
+    init(path: String, text: String, storeDirectory: String, remedy: String? = nil) {
+        self.path = path
+        self.text = text
+        if let remedy {
+            self.remedy = remedy
+        } else if let obstacle = SecureFile.obstacle(above: storeDirectory) {
+            self.remedy = "'\(obstacle.path)' \(obstacle.text), and hark keeps its permissions in '\(storeDirectory)': "
+                + (obstacle.text == "is not a folder" ? "move it aside" : "make it writable")
+        } else {
+            self.remedy = "run 'hark permissions reset' to fix it"
+        }
+    }
 
     public var description: String {
-        "the permission store \(path) \(text); run 'hark permissions reset' to fix it"
+        "the permission store \(path) \(text); \(remedy)"
     }
 }

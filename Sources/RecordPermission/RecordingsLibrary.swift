@@ -50,9 +50,10 @@ public struct RecordingsLibrary: Sendable, Hashable {
     /// -3, … when that name is taken; creates the folder (mode 0700: recordings are private) when
     /// it is missing. Needs the add-only grant.
     public func newRecordingPath(grant: LibraryAddGrant, fileExtension: String,
-                                 at time: WallClockTime = .now()) throws(LibraryError) -> String {
+                                 at time: WallClockTime = .now()) throws(LibraryError) -> LibraryName {
         grant.manifest.requireUsageDescription(for: .recordings)
-        try createDirectory(directory)
+        var madeFolders: [String] = []
+        try createDirectory(directory, made: &madeFolders)
         var seconds = time_t(time.secondsSinceEpoch.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
@@ -66,7 +67,7 @@ public struct RecordingsLibrary: Sendable, Hashable {
             candidate = "\(directory)/rec-\(stamp)-\(counter).\(fileExtension)"
             counter += 1
         }
-        return candidate
+        return LibraryName(path: candidate, madeFolders: madeFolders)
     }
 
     /// The time in a recording's name (strftime): `rec-20261127-091255.flac`.
@@ -76,11 +77,12 @@ public struct RecordingsLibrary: Sendable, Hashable {
     /// start with each sound): `rec-` and the time, as strftime expands it when each file starts,
     /// so a file is named for its audio and not for when hark was armed. The library folder is
     /// made now; a '%' in its own path is doubled, which strftime gives back as one.
-    public func newRecordingPattern(grant: LibraryAddGrant, fileExtension: String) throws(LibraryError) -> String {
+    public func newRecordingPattern(grant: LibraryAddGrant, fileExtension: String) throws(LibraryError) -> LibraryName {
         grant.manifest.requireUsageDescription(for: .recordings)
-        try createDirectory(directory)
+        var madeFolders: [String] = []
+        try createDirectory(directory, made: &madeFolders)
         let escaped = String(directory.flatMap { $0 == "%" ? ["%", "%"] : [$0] })
-        return "\(escaped)/rec-\(Self.timeStamp).\(fileExtension)"
+        return LibraryName(path: "\(escaped)/rec-\(Self.timeStamp).\(fileExtension)", madeFolders: madeFolders)
     }
 
     /// Whether `path` names a file inside the library.
@@ -88,15 +90,18 @@ public struct RecordingsLibrary: Sendable, Hashable {
         path.hasPrefix(directory + "/")
     }
 
-    private func createDirectory(_ path: String) throws(LibraryError) {
+    /// Makes `path` and its missing parents, adding those it made to `made`, outermost first.
+    private func createDirectory(_ path: String, made: inout [String]) throws(LibraryError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else { throw LibraryError(message: "the recordings library \(path) is not a directory") }
             return
         }
         let parent = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
-        if !parent.isEmpty && stat(parent, &info) != 0 { try createDirectory(parent) }
-        guard mkdir(path, path == directory ? 0o700 : 0o755) == 0 || errno == EEXIST else {
+        if !parent.isEmpty && stat(parent, &info) != 0 { try createDirectory(parent, made: &made) }
+        if mkdir(path, path == directory ? 0o700 : 0o755) == 0 {
+            made.append(path)
+        } else if errno != EEXIST {
             throw LibraryError(message: "cannot create the recordings library \(path): \(String(cString: strerror(errno)))")
         }
     }
@@ -104,6 +109,22 @@ public struct RecordingsLibrary: Sendable, Hashable {
     private static func readSmallFile(_ path: String) -> String? {
         guard let bytes = try? SecureFile.readShared(path, maxBytes: 64 * 1024) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A new recording's name in the library, and the folders made for it.
+public struct LibraryName: Sendable, Equatable {
+    /// The file's path; for a sound-activated recording, a strftime pattern of its files' paths.
+    public let path: String
+    /// The folders made to hold it, outermost first (none when the library existed).
+    public let madeFolders: [String]
+
+    /// Removes the folders made for this name, innermost first, as long as they are empty: for a
+    /// recording that never started (the microphone refused at its prompt, a device that would
+    /// not open), so nothing of it is left behind. `rmdir` removes only an empty folder, so
+    /// anything put there meanwhile (another recording's file) stays, and its parents with it.
+    public func withdraw() {
+        for folder in madeFolders.reversed() where rmdir(folder) != 0 { return }
     }
 }
 

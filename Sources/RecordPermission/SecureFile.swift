@@ -149,6 +149,29 @@ enum SecureFile {
         guard info.st_mode & 0o022 == 0 else { throw .writableByOthers(mode: info.st_mode) }
     }
 
+    /// What keeps `path` from being made by the user, if anything: the nearest existing path above
+    /// it when that is not a folder (a file where a folder of the path should be), or a folder
+    /// the user cannot write into (its mode, a read-only mount). nil when `path` exists or could
+    /// be made. Symbolic links are followed, as `mkdir` follows them.
+    static func obstacle(above path: String) -> (path: String, text: String)? {
+        var info = stat()
+        if stat(path, &info) == 0 { return nil }
+        var ancestor = path
+        while let slash = ancestor.lastIndex(of: "/") {
+            ancestor = slash == ancestor.startIndex ? "/" : String(ancestor[..<slash])
+            guard stat(ancestor, &info) == 0 else {
+                if ancestor == "/" { return nil }
+                continue  // missing, or beneath the obstacle: look further up
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { return (ancestor, "is not a folder") }
+            guard access(ancestor, W_OK | X_OK) == 0 else {
+                return (ancestor, "cannot be written (\(String(cString: strerror(errno))))")
+            }
+            return nil
+        }
+        return nil
+    }
+
     /// Creates `path` and its missing parents with mode 0700, then checks the last one.
     static func makePrivateDirectory(_ path: String) throws(Problem) {
         var prefix = ""

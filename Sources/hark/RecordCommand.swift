@@ -156,12 +156,20 @@ struct RecordCommand: ParsableCommand {
         }
         let savesToLibrary = requests.contains { $0.path == nil }
         var outputs: [OutputConfiguration] = []
+        // Library folders made for this recording are removed again if it never starts.
+        var libraryNames: [LibraryName] = []
+        var started = false
+        defer { if !started { libraryNames.forEach { $0.withdraw() } } }
         for output in requests {
-            let destination: OutputDestination = switch output.path {
-            case "-": .standardOutput
-            case let path?: .file(path: path)
-            case nil: .file(path: try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension,
-                                                  startsOnSound: sound.activation != nil))
+            let destination: OutputDestination
+            switch output.path {
+            case "-": destination = .standardOutput
+            case let path?: destination = .file(path: path)
+            case nil:
+                let name = try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension,
+                                           startsOnSound: sound.activation != nil)
+                libraryNames.append(name)
+                destination = .file(path: name.path)
             }
             var configured = try output.configuration(destination: destination, speech: capture.speech, tags: streamTags)
             configured.keepsExisting = output.path == nil
@@ -196,6 +204,7 @@ struct RecordCommand: ParsableCommand {
                                                savedToLibrary: savesToLibrary)
             session.whenSegmentEnds { segment in segmentEntry.append(segment) }
             scheduling = try session.start().description
+            started = true
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }
@@ -281,7 +290,7 @@ struct RecordCommand: ParsableCommand {
 
     /// A new file's path in the recordings library, after asking (once) to be allowed to add to
     /// it; for a sound-activated recording, a pattern each file's start time expands.
-    private func libraryPath(extension fileExtension: String, startsOnSound: Bool) throws -> String {
+    private func libraryPath(extension fileExtension: String, startsOnSound: Bool) throws -> LibraryName {
         switch HarkManifest.gate.requestAccess(for: .addOnly) {
         case .granted(let grant):
             do throws(LibraryError) {

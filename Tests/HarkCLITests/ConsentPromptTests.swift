@@ -50,6 +50,27 @@ import Testing
         #expect(next.finish().status == 0)
     }
 
+    /// A terminal left raw (`stty raw`: Enter sends a carriage return, nothing echoes) still takes
+    /// an answer, which shows as it is typed, and is left raw again afterwards (Enter did nothing
+    /// and the prompt waited for ever).
+    @Test func aTerminalLeftRawStillTakesTheAnswerAndIsPutBack() throws {
+        let (rig, signal) = try undecidedRig()
+        let output = rig.path("raw.flac")
+        let modes = rig.path("modes")
+        let script = "stty raw -echo; stty -g > \(shellQuoted(modes)); "
+            + harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output])
+            + "; status=$?; stty -g >> \(shellQuoted(modes)); exit $status"
+        let session = try TerminalSession("sh -c " + shellQuoted(script), rig: rig)
+        #expect(session.waitFor(promptQuestion), "\(session.screen)")
+        session.type("o\r")
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("(a/o/d): o"), "the answer shows: \(result.screen)")
+        try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples)
+        let settings = try String(contentsOfFile: modes, encoding: .utf8).split(separator: "\n")
+        #expect(settings.count == 2 && settings[0] == settings[1], "the terminal is as hark found it: \(settings)")
+    }
+
     /// The administrator's restriction made while the prompt waits is not answered past: no device
     /// opened, no file, nothing stored (the device opened, a file was made and "authorized" stored).
     @Test(arguments: ["a\n", "o\n"])

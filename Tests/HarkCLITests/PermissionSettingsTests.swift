@@ -211,6 +211,32 @@ import Testing
         #expect(try record(rig).status == 0)
     }
 
+    /// A file where hark's settings folder should be (`~/.config/hark`) is not hark's to remove:
+    /// every line names it and says what to do, rather than sending the user to a reset that
+    /// cannot mend it.
+    @Test func aFileInPlaceOfTheSettingsFolderIsNamedNotResetAway() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000), grantMicrophone: false)
+        let settingsFolder = rig.directory.appendingPathComponent("config/hark").path
+        try FileManager.default.createDirectory(atPath: (settingsFolder as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: settingsFolder))
+        let advice = "'\(settingsFolder)' is not a folder, and hark keeps its permissions in '\(settingsFolder)/permissions': move it aside"
+
+        let recording = try record(rig)
+        #expect(recording.status == 77)
+        #expect(recording.errorLines.allSatisfy { $0.hasSuffix(advice) }, "\(recording.standardError)")
+        #expect(!recording.standardError.contains("reset"), "\(recording.standardError)")
+        #expect(try statusText(rig).components(separatedBy: "\n").prefix(3).allSatisfy { $0.hasSuffix(advice) })
+        let reset = try permissions(["reset"], rig)
+        #expect(reset.status == 77)
+        #expect(reset.errorLines.count == 1 && reset.standardError.contains(advice), "\(reset.standardError)")
+        #expect(FileManager.default.contents(atPath: settingsFolder) == Data("notes\n".utf8), "the user's file is left as it was")
+
+        try FileManager.default.moveItem(atPath: settingsFolder, toPath: settingsFolder + ".aside")
+        try permissions(["grant", "microphone"], rig).expectSuccess()
+        #expect(try record(rig).status == 0)
+    }
+
     @Test func aHundredConcurrentWritersLeaveAParseableStore() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000))
         // A hundred writers, at most eight at a time: enough to contend for the store's lock on two

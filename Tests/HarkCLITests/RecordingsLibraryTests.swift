@@ -113,6 +113,28 @@ import Testing
         #expect(status.contains("recordings: not determined"), "\(status)")
     }
 
+    /// The library's Yes makes its folder; a No at the microphone's prompt that follows means no
+    /// recording, and the folder made for it goes again (a folder that was there stays).
+    @Test(arguments: [false, true])
+    func aMicrophoneRefusedAfterTheLibraryWasAllowedLeavesNoFolder(libraryExisted: Bool) throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes, grantMicrophone: false)
+        try FileManager.default.createDirectory(atPath: rig.path("config"), withIntermediateDirectories: true)
+        try "XDG_MUSIC_DIR=\"$HOME/Sounds\"\n".write(toFile: rig.path("config/user-dirs.dirs"), atomically: true, encoding: .utf8)
+        if libraryExisted { try FileManager.default.createDirectory(atPath: rig.path("Sounds/Recordings"), withIntermediateDirectories: true) }
+
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "1"]), rig: rig)
+        #expect(session.waitFor("would like to access your recordings library"), "\(session.screen)")
+        session.type("a\n")
+        #expect(session.waitFor("would like to access the microphone."), "\(session.screen)")
+        session.type("d\n")
+        let result = session.finish()
+        #expect(result.status == 77, "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: rig.path("Sounds/Recordings")) == libraryExisted)
+        #expect(FileManager.default.fileExists(atPath: rig.path("Sounds")) == libraryExisted, "the music folder made for it goes too")
+        let status = String(decoding: try runHark(["permissions"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(status.contains("recordings: authorized (at the prompt"), "the library's answer is kept: \(status)")
+    }
+
     /// A sound-activated recording logs each segment and, when it stops, an entry of its own naming
     /// the same files: `hark list` lists each file once (every one was listed twice), and
     /// `hark permissions log` marks the segments' lines.

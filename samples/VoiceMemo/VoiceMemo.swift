@@ -52,7 +52,7 @@ enum VoiceMemo {
             switch gate.requestAccess(for: .addOnly) {
             case .granted(let grant):
                 do throws(LibraryError) {
-                    arguments.append(try RecordingsLibrary.current().newRecordingPath(grant: grant, fileExtension: "flac"))
+                    arguments.append(try RecordingsLibrary.current().newRecordingPath(grant: grant, fileExtension: "flac").path)
                 } catch {
                     fail(error.message, code: 73)
                 }
