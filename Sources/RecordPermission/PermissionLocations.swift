@@ -21,7 +21,7 @@ public struct PermissionLocations: Sendable, Hashable {
 
     /// The locations for the current user, from the environment.
     public static func current() -> PermissionLocations {
-        let home = environment("HOME") ?? homeFromPasswordDatabase() ?? "/"
+        let home = Self.home()
         // XDG: a relative path in these variables is invalid and must be ignored.
         let config = absolute(environment("XDG_CONFIG_HOME")) ?? home + "/.config"
         let state = absolute(environment("XDG_STATE_HOME")) ?? home + "/.local/state"
@@ -48,10 +48,17 @@ public struct PermissionLocations: Sendable, Hashable {
         return path
     }
 
+    /// The variable's value; nil when unset, empty or not valid UTF-8 (a path hark could only
+    /// hold changed, each stray byte made U+FFFD: another path).
     static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
+        guard let value = getenv(name), let text = String(validatingCString: value) else { return nil }
         return text.isEmpty ? nil : text
+    }
+
+    /// The user's home folder: `HOME` when it is an absolute path (a relative one would put hark's
+    /// settings wherever the command runs), else the password database's.
+    static func home(fromEnvironment variable: String? = environment("HOME")) -> String {
+        absolute(variable) ?? absolute(homeFromPasswordDatabase()) ?? "/"
     }
 
     static func homeFromPasswordDatabase() -> String? {

@@ -20,7 +20,7 @@ public struct RecordingsLibrary: Sendable, Hashable {
 
     /// The library of the current user, from the environment.
     public static func current() -> RecordingsLibrary {
-        let home = PermissionLocations.environment("HOME") ?? PermissionLocations.homeFromPasswordDatabase() ?? "/"
+        let home = PermissionLocations.home()
         let config = PermissionLocations.absolute(PermissionLocations.environment("XDG_CONFIG_HOME")) ?? home + "/.config"
         let music = musicDirectory(environment: PermissionLocations.environment("XDG_MUSIC_DIR"),
                                    userDirs: readSmallFile(config + "/user-dirs.dirs"), home: home)

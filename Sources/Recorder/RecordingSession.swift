@@ -366,7 +366,7 @@ public final class RecordingSession {
         // The capture thread has been joined: its timestamps are final. The encoders have
         // finished: their files can take the stamps.
         summary.clock = CaptureClock.measure(monitor, sampleRate: device.negotiated.format.sampleRate)
-        for output in outputs { output.stampFiles(clock: summary.clock, sampleRate: device.negotiated.format.sampleRate) }
+        summary.astrayFiles = outputs.flatMap { $0.stampFiles(clock: summary.clock, sampleRate: device.negotiated.format.sampleRate) }
         return summary
     }
 

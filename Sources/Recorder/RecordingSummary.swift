@@ -82,6 +82,23 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// A file of a recording that was not where it was written when the recording ended.
+public struct AstrayFile: Sendable, Equatable {
+    public let path: String
+    /// True when no name leads to it any more (deleted, or another file renamed over its name):
+    /// the recording is not in any file. False for a finished part whose name now leads elsewhere
+    /// (moved, or taken by another file): its audio is whole, but its header could not be given
+    /// the first sample's time and the loudness, and keeps their placeholders.
+    public let nameLost: Bool
+
+    /// The warning for it.
+    public var warning: String {
+        nameLost ? "'\(path)' was deleted or replaced by another file while it was recorded: this recording is not in it"
+            : "'\(path)' was moved or its name taken by another file before the recording ended; its audio is whole, "
+                + "but what hark writes into its header at the end (the first sample's time, the loudness) is not there"
+    }
+}
+
 /// What one output of a finished recording holds.
 public struct OutputSummary: Sendable, Equatable {
     /// The files written, in order (one unless the output was split), or "stdout".
@@ -162,6 +179,8 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public let end: RecordingEnd
     /// The first sample's time and the device clock's drift, when the device gave timestamps.
     public var clock: CaptureClock?
+    /// Files that were not where they were written when the recording ended.
+    public var astrayFiles: [AstrayFile] = []
 
     public init(format: PCMFormat, outputs: [OutputSummary], overruns: Int, framesLostToOverruns: Int,
                 padsLostTime: Bool, framesPadded: Int, framesCaptured: Int, end: RecordingEnd) {

@@ -193,11 +193,30 @@ final class SessionOutput {
 
     /// Writes the first sample's time and the clock's drift, and each file's loudness, into each
     /// of its files, over the room made for them. Call once the encoder thread has finished.
-    func stampFiles(clock: CaptureClock?, sampleRate: Int) {
-        guard case .file(let path) = destination else { return }
-        let files = splitter.map { Array(zip($0.paths, $0.fileStartFrames)) } ?? [(path, 0)]
+    /// Returns the files that are not where they were written: a closed part whose name now leads
+    /// elsewhere (moved away, or the name given to another file), whose placeholders stay; the
+    /// last file when no name leads to it any more (deleted, or replaced by another file).
+    func stampFiles(clock: CaptureClock?, sampleRate: Int) -> [AstrayFile] {
+        guard case .file(let path) = destination else { return [] }
+        // The last (or only) file through the descriptor still open on it; earlier parts, closed,
+        // by their names, checked to be the files that were written.
+        let files: [(path: String, startFrame: Int, reach: HeaderPatch.Reach)]
+        if let splitter {
+            files = splitter.paths.indices.map { index in
+                let isLast = index == splitter.paths.count - 1
+                let reach: HeaderPatch.Reach = isLast ? splitter.lastFileDescriptor.map { .descriptor($0) } ?? .unreachable
+                    : splitter.fileIdentities[index].map { .name(splitter.paths[index], $0) } ?? .unreachable
+                return (splitter.paths[index], splitter.fileStartFrames[index], reach)
+            }
+        } else {
+            files = [(path, 0, .descriptor(target.fileDescriptor))]
+        }
         let codec = configuration.codec
-        for (index, (file, startFrame)) in files.enumerated() {
+        var astray: [AstrayFile] = []
+        for (index, (file, startFrame, reach)) in files.enumerated() {
+            if case .descriptor(let descriptor) = reach, FileIdentity.hasNoName(descriptor) {
+                astray.append(AstrayFile(path: file, nameLost: true))
+            }
             var edits: [(inout [UInt8]) -> Bool] = []
             if stampsClock, let clock {
                 edits.append(ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).edit(for: codec))
@@ -205,8 +224,11 @@ final class SessionOutput {
             if index < loudness.meters.count, let meter = loudness.meters[index] {
                 edits.append(LoudnessStamp(measurement: meter.measurement).edit(for: codec))
             }
-            if !edits.isEmpty { HeaderPatch.apply(to: file, codec: codec, edits: edits) }
+            if !edits.isEmpty, !HeaderPatch.apply(to: reach, codec: codec, edits: edits) {
+                astray.append(AstrayFile(path: file, nameLost: false))
+            }
         }
+        return astray
     }
 
     /// What this output holds. Valid once its loop is done.

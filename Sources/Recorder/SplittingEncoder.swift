@@ -72,6 +72,10 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Where each file starts in the recording, in frames (0 for the first, unless sound
     /// activation skipped the start); beside `paths`.
     private(set) var fileStartFrames: [Int]
+    /// Which file each of `paths` was when it was made (nil: not a regular file); beside `paths`.
+    private(set) var fileIdentities: [FileIdentity?]
+    /// The last file's descriptor, still open: it reaches that file wherever it was moved.
+    var lastFileDescriptor: Int32? { paths.isEmpty ? nil : output.fileDescriptor }
     /// Syncing and closing the last finished file, if one is.
     private var pendingFlush: PosixThread?
     /// Told each new file's path once it has its name (the access log's record of a recording's
@@ -99,6 +103,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         self.firstFileKeepsExisting = firstFileKeepsExisting
         paths = encoder == nil ? [] : [path]
         fileStartFrames = encoder == nil ? [] : [0]
+        fileIdentities = encoder == nil ? [] : [FileIdentity(descriptor: output.fileDescriptor)]
     }
 
     /// Asks for a new file from recording frame `frame` on (the capture's count when SIGUSR1
@@ -244,6 +249,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         output = next
         encoder = nextEncoder
         fileStartFrames.append(recordingFrames)
+        fileIdentities.append(FileIdentity(descriptor: next.fileDescriptor))
         framesInFile = 0
         paths.append(path)
         whenFileStarts?(path)

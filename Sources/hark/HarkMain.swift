@@ -12,6 +12,11 @@ enum HarkMain {
         // First of all, so a Ctrl-C at any moment of a recording's start finalizes a file rather
         // than killing the process; commands that do not record take their default back below.
         StopSignals.block()
+        ProcessStart.reserveStandardDescriptors()
+        if let argument = ProcessStart.argumentThatIsNotUTF8() {
+            Console.error("the argument '\(argument)' is not valid UTF-8; hark takes names and text in UTF-8 only")
+            exit(ExitStatus.usage)
+        }
         do {
             // Several -o: each later output's options are parsed on their own (see OutputArguments).
             let arguments = OutputArguments.split(Array(CommandLine.arguments.dropFirst()))

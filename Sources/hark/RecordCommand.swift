@@ -281,6 +281,7 @@ struct RecordCommand: ParsableCommand {
                 summary.lines.forEach(Console.notice)
             }
         }
+        for file in summary.astrayFiles { Console.error("warning: " + file.warning) }
         var failures = summary.failureMessages
         if let last = failures.popLast() {
             failures.forEach(Console.error)

@@ -34,7 +34,7 @@ import Testing
             { HeaderPatch.replace("GAIN=BBBBB", with: "GAIN=-6.50", in: &$0) },
         ]
         let before = try Self.bytesWrittenByThisThread()
-        HeaderPatch.apply(to: path, codec: .flac(FLACSettings()), edits: edits)
+        #expect(HeaderPatch.apply(to: .name(path, try #require(FileIdentity(path: path))), codec: .flac(FLACSettings()), edits: edits))
         let written = try Self.bytesWrittenByThisThread() - before
 
         var expected = original
@@ -50,9 +50,23 @@ import Testing
         defer { unlink(path) }
         let before = try Self.bytesWrittenByThisThread()
         // Reports a change but writes the same bytes: nothing differs, so nothing is written.
-        HeaderPatch.apply(to: path, codec: .flac(FLACSettings()), edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=AAAAAAA", in: &$0) }])
+        #expect(HeaderPatch.apply(to: .name(path, try #require(FileIdentity(path: path))), codec: .flac(FLACSettings()),
+                                  edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=AAAAAAA", in: &$0) }]))
         #expect(try Self.bytesWrittenByThisThread() - before == 0)
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == original)
+    }
+
+    /// A name that leads to another file than the one written is not followed: that file is left
+    /// as it was, and the patch says it did not reach its own.
+    @Test func aNameNowLeadingToAnotherFileIsNotPatched() throws {
+        let (path, _) = try Self.makeFile()
+        let (other, otherOriginal) = try Self.makeFile()
+        defer { unlink(path); unlink(other) }
+        let written = try #require(FileIdentity(path: path))
+        #expect(rename(other, path) == 0)
+        #expect(!HeaderPatch.apply(to: .name(path, written), codec: .flac(FLACSettings()),
+                                   edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=1234567", in: &$0) }]))
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == otherOriginal)
     }
 
     @Test func changedSpanRunsFromTheFirstDifferenceToTheLast() {

@@ -95,3 +95,15 @@ import Testing
         #expect(PermissionResource.microphone.usageDescriptionKey == "NSMicrophoneUsageDescription")
     }
 }
+
+/// Where hark looks for the user's folders.
+@Suite struct PermissionLocationsTests {
+    /// A relative HOME would put the settings under whatever folder a command runs in (as root, a
+    /// `HOME=relhome` made `/relhome/.config/hark`): only an absolute one is taken.
+    @Test func onlyAnAbsoluteHomeIsTaken() {
+        let fromPasswords = PermissionLocations.homeFromPasswordDatabase() ?? "/"
+        #expect(PermissionLocations.home(fromEnvironment: "/home/someone") == "/home/someone")
+        #expect(PermissionLocations.home(fromEnvironment: "relhome") == fromPasswords)
+        #expect(PermissionLocations.home(fromEnvironment: nil) == fromPasswords)
+    }
+}

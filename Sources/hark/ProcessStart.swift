@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What hark makes sure of before anything else runs: the three standard descriptors exist, and
+/// the command line is text hark can hold without changing it.
+enum ProcessStart {
+    /// Opens `/dev/null` on each of descriptors 0, 1 and 2 that the caller left closed (`2>&-`).
+    /// Otherwise the first file hark opens takes that number, and what was meant for the closed
+    /// stream (notices on stderr, audio for `-o -` on stdout) would be written into a recording.
+    /// Read-only, so writing to a stream the caller closed still fails (`-o -` with stdout closed
+    /// ends with "Bad file descriptor", as before) instead of vanishing into `/dev/null`.
+    static func reserveStandardDescriptors() {
+        for descriptor in Int32(0)...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            // open() returns the lowest free number: this one, as the lower ones are open by now.
+            let opened = open("/dev/null", O_RDONLY)
+            if opened >= 0 && opened != descriptor { close(opened) }
+        }
+    }
+
+    /// The first argument that is not valid UTF-8, shown with its stray bytes as `\xNN`, or nil.
+    /// Swift reads such an argument with each stray byte replaced by U+FFFD, so a file name would
+    /// silently become another file's (one that may exist, and would be overwritten).
+    static func argumentThatIsNotUTF8() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self),
+                                            count: strlen(argument))
+            if String(validating: bytes, as: UTF8.self) == nil { return escaped(bytes) }
+        }
+        return nil
+    }
+
+    /// `bytes` as text, each byte that is not part of valid UTF-8 written `\xNN`.
+    private static func escaped(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var text = ""
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var position = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                position += encoded.count
+            case .error(let length):
+                for byte in bytes[position..<position + length] { text += "\\x" + String(byte, radix: 16, uppercase: false).leftPadded(to: 2) }
+                position += length
+            case .emptyInput:
+                return text
+            }
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,78 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// A recording's file moved, replaced or deleted while it is recorded. hark writes the first
+/// sample's time and the loudness into a finished file's header at the end: it must reach its own
+/// file to do so (it reopened the name, so a moved file kept its placeholders and a file renamed
+/// over the name, another recorder's, got this recording's values), and it says when a file is
+/// not where it was written.
+@Suite struct OutputMovedTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    private func pacedRig(seconds: Int) throws -> ALSATestRig {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: seconds * 48_000).alsaBytes)
+        try rig.startPulseAudio()
+        return rig
+    }
+
+    private func tag(_ name: String, of path: String) throws -> String? {
+        try FLACTools.tags(path).first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+
+    /// Moving a file while it records (tidying a folder) leaves a finished file where it went.
+    @Test func aFileMovedWhileItRecordsIsFinishedWhereItWent() throws {
+        let rig = try pacedRig(seconds: 8)
+        let output = rig.path("take.flac"), moved = rig.path("moved.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "3", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
+        try FileManager.default.moveItem(atPath: output, toPath: moved)
+        let result = recording.wait()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(!result.standardError.contains("warning"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output), "nothing is made under the old name")
+        let firstSample = try #require(try tag("HARK_FIRST_SAMPLE_TIME", of: moved))
+        #expect(!firstSample.hasPrefix("0000-00-00"), "the time was written: \(firstSample)")
+        let gain = try #require(try tag("REPLAYGAIN_TRACK_GAIN", of: moved))
+        #expect(gain != "+0.000 dB", "the loudness was written: \(gain)")
+        #expect(try FLACTools.test(moved).status == 0)
+    }
+
+    /// Another file renamed over the name while it records (a second recorder given the same
+    /// `-o`): that file keeps its own header, and hark says its recording is in no file.
+    @Test func aFileRenamedOverTheNameKeepsItsOwnHeader() throws {
+        let rig = try pacedRig(seconds: 8)
+        let output = rig.path("same.flac"), other = rig.path("other.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "3", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
+        // A copy as it is now: a hark FLAC whose header still holds the placeholders.
+        try FileManager.default.copyItem(atPath: output, toPath: other)
+        let otherBytes = try Data(contentsOf: URL(fileURLWithPath: other))
+        #expect(rename(other, output) == 0)
+        let result = recording.wait()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == otherBytes, "the other file is left as it was")
+        #expect(result.errorLines.contains("hark: warning: '\(output)' was deleted or replaced by another file while it was recorded: "
+            + "this recording is not in it"), "\(result.standardError)")
+    }
+
+    /// A split's finished part whose name is then taken by another file: that file is left alone,
+    /// and the part named in a warning.
+    @Test func aFinishedPartWhoseNameIsTakenIsLeftAloneAndNamed() throws {
+        let rig = try pacedRig(seconds: 10)
+        let first = rig.path("part.flac"), second = rig.path("part-2.flac"), other = rig.path("other.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "6", "--max-file-time", "1", "-o", first], rig: rig)
+        try OutputGrowth.waitForFLACAudio(second, seconds: 0.2)
+        try FileManager.default.copyItem(atPath: first, toPath: other)
+        let otherBytes = try Data(contentsOf: URL(fileURLWithPath: other))
+        #expect(rename(other, first) == 0)
+        let result = recording.wait()
+        #expect(result.status == 0, "\(result.standardError)")
+        try #require(otherBytes.range(of: Data("HARK_FIRST_SAMPLE_TIME=0000-00-00".utf8)) != nil,
+                     "the name was taken before the recording ended, and so before its parts were stamped")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == otherBytes, "the other file is left as it was")
+        #expect(result.errorLines.contains { $0.hasPrefix("hark: warning: '\(first)' was moved or its name taken by another file") },
+                "\(result.standardError)")
+        #expect(!result.standardError.contains("'\(second)' was"), "\(result.standardError)")
+    }
+}

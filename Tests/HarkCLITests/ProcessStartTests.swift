@@ -1,0 +1,60 @@
+import AudioFormat
+import Foundation
+import Testing
+
+/// What hark makes sure of before anything else: standard descriptors a caller closed, and a
+/// command line it could only read changed.
+@Suite struct ProcessStartTests {
+    static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
+
+    /// A shell running `script`, for what Process cannot do (close descriptors, pass
+    /// bytes that are not UTF-8).
+    private func runInShell(_ script: String, rig: ALSATestRig) throws -> ToolResult {
+        try runTool("sh", ["-c", script], environment: rig.environment)
+    }
+
+    /// With stdin, stdout and stderr closed, the output took descriptor 2 (or 1) and hark's own
+    /// lines (the notices, the summary) were written into the recording.
+    @Test(arguments: ["flac", "wav", "opus"])
+    func closedStandardDescriptorsKeepTheRecordingWhole(_ codec: String) throws {
+        let signal = TestSignal(format: Self.format, frames: 24_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        // No GSettings schemas, so no desktop-switch helper takes a low descriptor first (a server).
+        rig.extraEnvironment["XDG_DATA_DIRS"] = rig.directory.path
+        rig.extraEnvironment["XDG_DATA_HOME"] = rig.directory.path
+        for closed in ["<&- >&- 2>&-", "<&- 2>&-", ">&- 2>&-"] {
+            let output = rig.path("closed.\(codec)")
+            try? FileManager.default.removeItem(atPath: output)
+            let result = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", output])) \(closed)", rig: rig)
+            #expect(result.status == 0, "\(closed)")
+            switch codec {
+            case "flac": try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples, closed)
+            case "wav":
+                let decoded = try WAVFile.read16Bit(Data(contentsOf: URL(fileURLWithPath: output)))
+                try expectSameElements(decoded.samples.map(Int32.init), signal.samples, closed)
+            default:
+                let info = try OpusTools.info(output)
+                #expect(info.isClean, "\(closed): \(info.text)")
+            }
+        }
+        // Standard output closed is still a failure for `-o -`, not audio poured into /dev/null.
+        let toClosedStdout = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", "-"])) >&-", rig: rig)
+        #expect(toClosedStdout.status == 74, "\(toClosedStdout.standardError)")
+        #expect(toClosedStdout.errorLines == ["hark: cannot write the output: Bad file descriptor"], "\(toClosedStdout.standardError)")
+    }
+
+    /// A file name that is not UTF-8 was read with its stray byte as U+FFFD: a recording to
+    /// `\xff.flac` overwrote a file named `\u{FFFD}.flac`.
+    @Test func anArgumentThatIsNotUTF8IsRefusedAndNoFileTouched() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4_800).alsaBytes)
+        let lookalike = rig.path("\u{FFFD}.flac")
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: lookalike))
+        let script = "cd \(shellQuoted(rig.directory.path)) && exec \(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o"])) \"$(printf '\\377.flac')\""
+        let result = try runInShell(script, rig: rig)
+        #expect(result.status == 64)
+        #expect(result.errorLines == ["hark: the argument '\\xff.flac' is not valid UTF-8; hark takes names and text in UTF-8 only"],
+                "\(result.standardError)")
+        #expect(FileManager.default.contents(atPath: lookalike) == Data("precious\n".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasSuffix(".flac") } == ["\u{FFFD}.flac"])
+    }
+}
