@@ -83,7 +83,8 @@ enum DecimalText {
         guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int64((abs(value) * scale).rounded())
+        // Past 2^62 units the value is not a measurement: clamped so the conversion cannot trap.
+        let scaled = Int64(min((abs(value) * scale).rounded(), 4.6e18))
         let sign = value < 0 && scaled != 0 ? "-" : ""
         return sign + digits(UInt64(scaled), integerDigits: 1, decimals: decimals)
     }

@@ -42,13 +42,24 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// Frames still to add before the current 100 ms step is complete.
     private var framesUntilStep: Int
     /// S24_LE and float frames are copied here before they are measured (S24 shifted into 32-bit
-    /// samples, non-finite floats zeroed), and so are S16/S32 frames whose address is not aligned
-    /// for their sample type. `stagingFrames` frames of `format`, 16-byte aligned.
+    /// samples, floats brought into `floatLimit`), and so are S16/S32 frames whose address is not
+    /// aligned for their sample type. `stagingFrames` frames of `format`, 16-byte aligned.
     private let staging: UnsafeMutableRawPointer
 
     /// Frames the staging buffer holds; longer inputs go through it in chunks. 1,024 frames: 8 KiB
     /// for stereo, 32 KiB for eight channels.
     static let stagingFrames = 1024
+
+    /// The largest float sample magnitude measured as it is, when the file keeps floats as they
+    /// are (WAV, raw): 10^6, +120 dBFS, past anything a microphone or a mix delivers. Larger ones
+    /// are measured as ±10^6, so the K-weighting's state and the sums of squares, in `Float`,
+    /// stay finite: two samples of 2·10^38 made them infinite, the figures NaN, and writing
+    /// them into the header stopped hark.
+    public static let largestMeasuredFloat: Float = 1_000_000
+    /// Float samples are measured within ±this: 1 where the file stores them clipped to full
+    /// scale (FLAC stores 24-bit, Opus takes [-1, 1]), so the figures are the file's; else
+    /// `largestMeasuredFloat`.
+    private let floatLimit: Float
 
     /// The most channels a meter measures (as libebur128 allowed).
     public static let maximumChannels = 64
@@ -63,8 +74,10 @@ public final class LoudnessMeter: @unchecked Sendable {
     /// them in; past eight, as `LoudnessChannelRole.rolesWithoutLayout` says. `layout` must have
     /// `format.channels` positions. Nil for more than `maximumChannels` channels or a rate outside
     /// `sampleRates`. `kernels` is the build of the inner loops to run (`LoudnessKernelChoice`;
-    /// the tests compare them). Allocates.
-    public init?(format: PCMFormat, layout: ChannelLayout? = nil, kernels: LoudnessKernelChoice = .fastest) {
+    /// the tests compare them). `clipsFloats`: the file stores float samples clipped to full scale
+    /// (FLAC, Opus), so they are measured so. Allocates.
+    public init?(format: PCMFormat, layout: ChannelLayout? = nil, clipsFloats: Bool = false,
+                 kernels: LoudnessKernelChoice = .fastest) {
         // A build this processor cannot run would stop it with SIGILL at the first `measure`.
         precondition(LoudnessKernelChoice.available.contains(kernels), "LoudnessMeter: \(kernels) loops do not run here")
         if let layout {
@@ -73,6 +86,7 @@ public final class LoudnessMeter: @unchecked Sendable {
         }
         guard format.channels <= Self.maximumChannels, Self.sampleRates.contains(format.sampleRate) else { return nil }
         self.format = format
+        floatLimit = clipsFloats ? 1 : Self.largestMeasuredFloat
         let roles = (layout ?? ChannelLayout.waveDefault(channels: format.channels)).map(LoudnessChannelRole.roles(for:))
             ?? LoudnessChannelRole.rolesWithoutLayout(channels: format.channels)
         weights = .allocate(capacity: format.channels)
@@ -93,7 +107,8 @@ public final class LoudnessMeter: @unchecked Sendable {
     ///
     /// Real-time safe: no allocation, no locks, no system calls (a malloc-counting build saw none
     /// in 60 s of audio); time proportional to the frames. Traps if `frames` is not a whole number
-    /// of frames. Non-finite float samples count as 0: one NaN would otherwise stay in the
+    /// of frames. Float samples are measured within the meter's limit (±1 for a file that clips
+    /// them, else `largestMeasuredFloat`), NaN as 0: one NaN or ∞ would otherwise stay in the
     /// K-weighting filter's state and void the rest of the measurement.
     public func measure(_ frames: UnsafeRawBufferPointer) {
         let bytesPerFrame = format.bytesPerFrame
@@ -177,7 +192,9 @@ public final class LoudnessMeter: @unchecked Sendable {
             for index in 0..<count {
                 let bits = UInt32(littleEndian: staging.load(fromByteOffset: 4 * index, as: UInt32.self))
                 let sample = Float(bitPattern: bits)
-                staging.storeBytes(of: sample.isFinite ? sample : 0, toByteOffset: 4 * index, as: Float.self)
+                // NaN is silence (FLAC and Opus store it so); ±∞ the limit (they store full scale).
+                let measured = sample.isNaN ? 0 : Swift.min(Swift.max(sample, -floatLimit), floatLimit)
+                staging.storeBytes(of: measured, toByteOffset: 4 * index, as: Float.self)
             }
         }
     }

@@ -11,18 +11,24 @@ import Loudness
 final class LoudnessLedger: @unchecked Sendable {
     private let format: PCMFormat
     private let layout: ChannelLayout?
+    /// Whether the codec stores float samples clipped to full scale (FLAC, Opus).
+    private let clipsFloats: Bool
     /// One meter per file, in the order of the files; a meter the format has none for is left
     /// out of the figures (and its file keeps its placeholders).
     private(set) var meters: [LoudnessMeter?] = []
 
-    init(format: PCMFormat, layout: ChannelLayout?) {
+    init(format: PCMFormat, layout: ChannelLayout?, codec: CodecSettings) {
         self.format = format
         self.layout = layout
+        clipsFloats = switch codec {
+        case .flac, .opus: true
+        case .wav, .raw: false
+        }
     }
 
     /// `codec` behind a new meter: the next file's. Encoder thread (or before it starts).
     func measuring(_ codec: any AudioEncoder) -> any AudioEncoder {
-        let meter = LoudnessMeter(format: format, layout: layout)
+        let meter = LoudnessMeter(format: format, layout: layout, clipsFloats: clipsFloats)
         meters.append(meter)
         guard let meter else { return codec }
         return MeasuredEncoder(codec, meter: meter)

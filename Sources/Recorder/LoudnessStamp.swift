@@ -49,7 +49,9 @@ struct LoudnessStamp {
               header[body + 346] >= 2 else { return false }
         let values = [measurement.integratedLoudness, measurement.loudnessRange, measurement.truePeakDBTP]
         for (index, value) in values.enumerated() {
-            let hundredths = value.map { Int16(clamping: Int(($0 * 100).rounded())) } ?? 0x7FFF
+            // Clamped before the conversion, which would stop hark on a value out of Int16's range
+            // (and short of 0x7FFF, which says "no value").
+            let hundredths = value.flatMap { $0.isFinite ? Int16((min(max($0, -327.68), 327.66) * 100).rounded()) : nil } ?? 0x7FFF
             let bits = UInt16(bitPattern: hundredths)
             header[body + 412 + 2 * index] = UInt8(truncatingIfNeeded: bits)
             header[body + 413 + 2 * index] = UInt8(truncatingIfNeeded: bits >> 8)

@@ -85,7 +85,7 @@ final class SessionOutput {
         // EBU R128's K-weighting is not defined below 3400 Hz: no measurement and no placeholders
         // there, as with --no-loudness.
         let measuresLoudness = recording.measuresLoudness && LoudnessMeter.sampleRates.contains(format.sampleRate)
-        let loudness = LoudnessLedger(format: format, layout: layout)
+        let loudness = LoudnessLedger(format: format, layout: layout, codec: configuration.codec)
         self.loudness = loudness
         // WAV's bext chunk carries the clock's fields and the loudness: a file gets it when either
         // is written there, so --no-auto-tags keeps a WAV's loudness as it keeps FLAC's and

@@ -121,4 +121,37 @@ import Testing
         #expect(wav[bext..<(bext + 256)].allSatisfy { $0 == 0 }, "no description")
         #expect(wav[(bext + 320)..<(bext + 346)].allSatisfy { $0 == 0 }, "no date, time or time reference")
     }
+
+    /// Float input far past full scale: two samples of 2·10^38 made the meter's figures NaN and
+    /// stopped hark (SIGILL) when they were written into the WAV's header, and a FLAC (which
+    /// stores floats clipped to 24 bits) was given the gain of audio it does not hold (a glitch of
+    /// 10^6 gave it −98 dB). Each file's figures are now those of what it holds.
+    @Test func floatsFarPastFullScaleAreMeasuredAsEachFileHoldsThem() throws {
+        var samples = (0..<(6 * 48_000)).flatMap { frame -> [Float] in
+            let sine = Float(0.3 * sin(2 * Double.pi * 440 * Double(frame) / 48_000))
+            return [sine, sine]
+        }
+        samples[2 * 5_000] = 2e38
+        samples[2 * 5_001] = 2e38
+        samples[2 * 100_000] = 1e6
+        samples[2 * 150_000 + 1] = .infinity
+        samples[2 * 160_000] = .nan
+        let rig = try ALSATestRig(input: samples.withUnsafeBytes { Data($0) })
+        let result = try runHark(["record", "-D", "filecap", "-f", "FLOAT_LE", "-d", "5",
+                                  "-o", rig.path("f.flac"), "-o", rig.path("f.wav"), "-o", rig.path("f.opus")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.errorLines.filter { $0.contains("LUFS") }.count == 1, "\(result.standardError)")
+        let wav = try Data(contentsOf: URL(fileURLWithPath: rig.path("f.wav")))
+        let bext = try #require(wav.range(of: Data("bext".utf8))).upperBound + 4
+        let wavLoudness = Int16(bitPattern: UInt16(wav[bext + 412]) | UInt16(wav[bext + 413]) << 8)
+        #expect(wavLoudness != 0x7FFF && wavLoudness > 0, "the WAV holds the huge samples, and is measured so: \(wavLoudness)")
+
+        let gainText = try #require(try FLACTools.tags(rig.path("f.flac")).first { $0.hasPrefix("REPLAYGAIN_TRACK_GAIN=") })
+        let gain = try #require(Double(gainText.dropFirst("REPLAYGAIN_TRACK_GAIN=".count).dropLast(3)))
+        let opusGain = try #require(try OpusTools.tags(rig.path("f.opus")).comments.first { $0.hasPrefix("R128_TRACK_GAIN=") }
+            .flatMap { Int($0.dropFirst("R128_TRACK_GAIN=".count)) })
+        #expect(abs(Double(opusGain) / 256 - (gain - 5)) < 0.01, "Opus clips as FLAC does: the same loudness")
+        guard let reference = try Self.ffmpegLoudness(["-i", rig.path("f.flac")]) else { return }
+        #expect(abs(-18 - gain - reference.integrated) <= 0.15, "FLAC's gain \(gain) dB against ffmpeg's \(reference.integrated) LUFS")
+    }
 }

@@ -70,19 +70,28 @@ import Testing
         #expect(meter.measurement == aligned)
     }
 
-    /// A NaN or infinity in float input counts as silence for that sample instead of stopping the
-    /// measurement (it would stay in the K-weighting filter's state for good).
-    @Test func nonFiniteFloatSamplesCountAsZero() throws {
+    /// Float input is measured within the meter's limit: a NaN as silence, ±∞ and anything past
+    /// the limit as ±limit (±1 for a file that clips floats, FLAC and Opus; else ±10^6), so
+    /// nothing non-finite enters the K-weighting filter's state (where it would stay for good and
+    /// make every figure NaN), and a clipping file's figures are those of what it holds.
+    @Test(arguments: [false, true])
+    func floatSamplesAreMeasuredWithinTheLimit(clipsFloats: Bool) throws {
         let format = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 48_000)
-        var samples = Self.music
-        for index in stride(from: 1_000, to: samples.count, by: 50_000) { samples[index] = 0 }
-        let zeroed = try measured(TestSignal.bytes(samples, as: .floatLE), format: format)
-        var bytes = TestSignal.bytes(samples, as: .floatLE)
-        for (number, index) in stride(from: 1_000, to: samples.count, by: 50_000).enumerated() {
-            let poison: Float = [.nan, .infinity, -.infinity][number % 3]
-            withUnsafeBytes(of: poison.bitPattern.littleEndian) { bytes.replaceSubrange(4 * index..<4 * index + 4, with: $0) }
+        let limit = clipsFloats ? 1 : LoudnessMeter.largestMeasuredFloat
+        let poisons: [(sample: Float, measuredAs: Float)] = [
+            (.nan, 0), (.infinity, limit), (-.infinity, -limit), (3e38, limit), (-2e38, -limit), (1.5, clipsFloats ? 1 : 1.5),
+        ]
+        let places = Array(stride(from: 1_000, to: Self.music.count, by: 50_000))
+        var expected = TestSignal.bytes(Self.music, as: .floatLE)
+        var bytes = expected
+        for (number, index) in places.enumerated() {
+            let poison = poisons[number % poisons.count]
+            withUnsafeBytes(of: poison.sample.bitPattern.littleEndian) { bytes.replaceSubrange(4 * index..<4 * index + 4, with: $0) }
+            withUnsafeBytes(of: poison.measuredAs.bitPattern.littleEndian) { expected.replaceSubrange(4 * index..<4 * index + 4, with: $0) }
         }
-        #expect(try measured(bytes, format: format) == zeroed)
+        let measurement = try measured(bytes, format: format, clipsFloats: clipsFloats)
+        #expect(measurement == (try measured(expected, format: format, clipsFloats: clipsFloats)))
+        #expect(measurement.integratedLoudness?.isFinite == true && measurement.truePeak.isFinite)
     }
 
     @Test func aPartialFrameIsAProgrammingError() async {

@@ -115,9 +115,9 @@ enum TestSignal {
 
 /// Measures `bytes` in pieces of `pieceFrames` frames (a capture period), as the encoder thread does.
 /// `kernels` is the build of the meter's loops (the processor's fastest unless a test says).
-func measured(_ bytes: [UInt8], format: PCMFormat, layout: ChannelLayout? = nil,
+func measured(_ bytes: [UInt8], format: PCMFormat, layout: ChannelLayout? = nil, clipsFloats: Bool = false,
               pieceFrames: Int = 1_000, kernels: LoudnessKernelChoice = .fastest) throws -> LoudnessMeasurement {
-    let meter = try #require(LoudnessMeter(format: format, layout: layout, kernels: kernels))
+    let meter = try #require(LoudnessMeter(format: format, layout: layout, clipsFloats: clipsFloats, kernels: kernels))
     feed(meter, bytes, pieceFrames: pieceFrames)
     return meter.measurement
 }
