@@ -184,7 +184,7 @@ public struct PermissionGate: Sendable {
         do throws(StoreProblem) {
             try store.write(status, for: resource, setBy: "command")
         } catch {
-            throw PermissionChangeError(message: error.description)
+            throw PermissionChangeError(message: error.description, isWriteFailure: error.isWriteFailure)
         }
     }
 
@@ -195,7 +195,7 @@ public struct PermissionGate: Sendable {
         do throws(StoreProblem) {
             return try store.reset(resource)
         } catch {
-            throw PermissionChangeError(message: error.description)
+            throw PermissionChangeError(message: error.description, isWriteFailure: error.isWriteFailure)
         }
     }
 
@@ -232,7 +232,14 @@ public struct AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible
 /// A `permissions grant/deny/reset` that could not be carried out.
 public struct PermissionChangeError: Error, Sendable, CustomStringConvertible {
     public let message: String
+    /// Whether the decision could not be written (a full or read-only disk), rather than refused.
+    public var isWriteFailure = false
     public var description: String { message }
+
+    public init(message: String, isWriteFailure: Bool = false) {
+        self.message = message
+        self.isWriteFailure = isWriteFailure
+    }
 }
 
 /// A resource's status and where it comes from.

@@ -126,7 +126,9 @@ struct PermissionStore {
             do throws(SecureFile.Problem) {
                 if try SecureFile.removeWithoutFollowing(path) { SecureFile.syncDirectory(directory) }
             } catch {
-                throw StoreProblem(path: path, text: "cannot be removed", storeDirectory: locations.storeDirectory)
+                throw StoreProblem(path: path, text: "cannot be removed" + (error.errorCode.map { " (\(String(cString: strerror($0))))" } ?? ""),
+                                   storeDirectory: locations.storeDirectory,
+                                   isWriteFailure: error.errorCode.map(SecureFile.isStorageFailure) ?? false)
             }
             try renewRevocationStamp(for: forgotten)
             return !trusted || removedUntrusted
@@ -155,7 +157,7 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.replaceAtomically(file, with: bytes)
         } catch {
-            throw StoreProblem(path: file, text: "cannot be written: \(error.text)", storeDirectory: locations.storeDirectory)
+            throw StoreProblem(path: file, text: error.text, storeDirectory: locations.storeDirectory, isWriteFailure: error.isWriteFailure)
         }
     }
 
@@ -163,7 +165,8 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.makePrivateDirectory(locations.storeDirectory)
         } catch {
-            throw StoreProblem(path: locations.storeDirectory, text: error.text, storeDirectory: locations.storeDirectory)
+            throw StoreProblem(path: locations.storeDirectory, text: error.text, storeDirectory: locations.storeDirectory,
+                               isWriteFailure: error.isWriteFailure)
         }
     }
 
@@ -178,23 +181,27 @@ public struct StoreProblem: Error, Equatable, CustomStringConvertible {
     public let text: String
     /// What the user can do: `hark permissions reset`, which removes and remakes the store's
     /// folder, or, when something above that folder is in the way (which reset leaves alone, as
-    /// it is not hark's), that thing.
-    public let remedy: String
+    /// it is not hark's), that thing; nil where the disk failed (full, read-only), which the text
+    /// says and no command of hark's mends.
+    public let remedy: String?
+    /// Whether writing failed (the disk), not trust in what is stored.
+    public let isWriteFailure: Bool
 
-    init(path: String, text: String, storeDirectory: String, remedy: String? = nil) {
+    init(path: String, text: String, storeDirectory: String, remedy: String? = nil, isWriteFailure: Bool = false) {
         self.path = path
         self.text = text
+        self.isWriteFailure = isWriteFailure
         if let remedy {
             self.remedy = remedy
         } else if let obstacle = SecureFile.obstacle(above: storeDirectory) {
             self.remedy = "'\(obstacle.path)' \(obstacle.text), and hark keeps its permissions in '\(storeDirectory)': "
                 + (obstacle.text == "is not a folder" ? "move it aside" : "make it writable")
         } else {
-            self.remedy = "run 'hark permissions reset' to fix it"
+            self.remedy = isWriteFailure ? nil : "run 'hark permissions reset' to fix it"
         }
     }
 
     public var description: String {
-        "the permission store \(path) \(text); \(remedy)"
+        "the permission store \(path) \(text)" + (remedy.map { "; " + $0 } ?? "")
     }
 }

@@ -16,6 +16,25 @@ enum SecureFile {
         case unreadable(errno: Int32)
         /// A directory that could not be made (the access log's, in a folder the user cannot write).
         case uncreatable(errno: Int32)
+        /// A file that could not be written (a full or read-only disk).
+        case unwritable(errno: Int32)
+
+        /// Whether the disk failed the write (full, read-only, broken), rather than anything about
+        /// the file or its folder that the user or a reset could change.
+        var isWriteFailure: Bool {
+            switch self {
+            case .uncreatable(let code), .unwritable(let code): SecureFile.isStorageFailure(code)
+            default: false
+            }
+        }
+
+        /// The system's error number, where one caused it.
+        var errorCode: Int32? {
+            switch self {
+            case .unreadable(let code), .uncreatable(let code), .unwritable(let code): code
+            default: nil
+            }
+        }
 
         var text: String {
             switch self {
@@ -27,6 +46,7 @@ enum SecureFile {
             case .tooLarge(let bytes): "is too large (\(bytes) bytes)"
             case .unreadable(let code): "cannot be read (\(String(cString: strerror(code))))"
             case .uncreatable(let code): "cannot be created (\(String(cString: strerror(code))))"
+            case .unwritable(let code): "cannot be written (\(String(cString: strerror(code))))"
             }
         }
     }
@@ -82,6 +102,12 @@ enum SecureFile {
             total += count
         }
         return Array(bytes.prefix(total))
+    }
+
+    /// Whether `code` is the disk failing a write (full, read-only, broken) rather than anything
+    /// about a file or folder that the user or a reset could change.
+    static func isStorageFailure(_ code: Int32) -> Bool {
+        [EROFS, ENOSPC, EDQUOT, EIO, EFBIG].contains(code)
     }
 
     /// True when anything at all is at `path`, a dangling symlink included.
@@ -191,7 +217,7 @@ enum SecureFile {
         let temporary = "\(directory)/.\(path.split(separator: "/").last!).\(getpid()).tmp"
         unlink(temporary)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .unreadable(errno: errno) }
+        guard descriptor >= 0 else { throw .unwritable(errno: errno) }
         var failure: Int32?
         var offset = 0
         while offset < bytes.count && failure == nil {
@@ -203,7 +229,7 @@ enum SecureFile {
         if failure == nil && rename(temporary, path) != 0 { failure = errno }
         if let failure {
             unlink(temporary)
-            throw .unreadable(errno: failure)
+            throw .unwritable(errno: failure)
         }
         syncDirectory(directory)
     }

@@ -108,6 +108,7 @@ enum ExitStatus {
     static let usage: Int32 = 64
     static let unavailable: Int32 = 69
     static let cannotCreate: Int32 = 73
+    static let ioError: Int32 = 74
     static let noPermission: Int32 = 77
 }
 

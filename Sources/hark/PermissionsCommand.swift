@@ -189,12 +189,13 @@ extension PermissionsCommand {
     }
 }
 
-/// Runs a change of a decision, turning its error into one line and exit 77.
+/// Runs a change of a decision, turning its error into one line and exit 77, or 74 when the
+/// decision could not be written (a full or read-only disk).
 private func change(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as PermissionChangeError {
-        throw CommandFailure(message: error.message, exitCode: ExitStatus.noPermission)
+        throw CommandFailure(message: error.message, exitCode: error.isWriteFailure ? ExitStatus.ioError : ExitStatus.noPermission)
     }
 }
 

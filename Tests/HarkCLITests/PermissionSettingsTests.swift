@@ -237,6 +237,30 @@ import Testing
         #expect(try record(rig).status == 0)
     }
 
+    /// A decision that cannot be written (a full or read-only disk) says so in one line, with
+    /// the disk's own words, and exit 74; not "cannot be written: cannot be read", exit 77 and a
+    /// reset that cannot help.
+    @Test func aDecisionTheDiskCannotTakeSaysSoAndExits74() throws {
+        let rig = try ALSATestRig(input: Data(count: 48_000), grantMicrophone: false)
+        try rig.withSmallDisk(size: "1m") { mountPoint in
+            rig.extraEnvironment["XDG_CONFIG_HOME"] = mountPoint + "/config"
+            let store = mountPoint + "/config/hark/permissions/dev.hark.cli.json"
+            try permissions(["grant", "microphone"], rig).expectSuccess()
+            try fillDisk(mountPoint)
+            let deny = try permissions(["deny", "microphone"], rig)
+            #expect(deny.status == 74)
+            #expect(deny.errorLines == ["hark: the permission store \(store) cannot be written (No space left on device)"], "\(deny.standardError)")
+            try FileManager.default.removeItem(atPath: mountPoint + "/filler")
+            #expect(try runTool("mount", ["-o", "remount,ro", mountPoint]).status == 0)
+            defer { _ = try? runTool("mount", ["-o", "remount,rw", mountPoint]) }
+            let reset = try permissions(["reset"], rig)
+            #expect(reset.status == 74)
+            #expect(reset.errorLines.count == 1 && reset.standardError.contains("Read-only file system")
+                    && !reset.standardError.contains("reset' to fix"), "\(reset.standardError)")
+            #expect(try statusText(rig).hasPrefix("microphone: authorized"), "the decision stands as it was")
+        }
+    }
+
     @Test func aHundredConcurrentWritersLeaveAParseableStore() throws {
         let rig = try ALSATestRig(input: Data(count: 48_000))
         // A hundred writers, at most eight at a time: enough to contend for the store's lock on two
