@@ -97,7 +97,11 @@ final class OutputTarget {
             fileDescriptor = STDOUT_FILENO
         case .file(let path):
             var info = stat()
-            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            let reachable = stat(path, &info) == 0
+            // Links that lead round in a circle: the name leads to no file, and what was renamed
+            // over it would replace the first link with a plain file.
+            if !reachable && errno == ELOOP { throw .cannotCreateOutput(path: path, reason: Self.errnoText(ELOOP)) }
+            if reachable, (info.st_mode & S_IFMT) != S_IFREG {
                 if (info.st_mode & S_IFMT) == S_IFDIR {
                     throw .cannotCreateOutput(path: path, reason: "it is a directory")
                 }

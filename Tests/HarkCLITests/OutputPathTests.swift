@@ -30,4 +30,16 @@ import Testing
         #expect(same.status == 64, "\(same.standardError)")
         #expect(same.standardError.contains("take.flac' is the same file as -o '"), "\(same.standardError)")
     }
+
+    /// Links that lead round in a circle reach no file: refused as `flac -o` refuses them (ELOOP),
+    /// where the finished file was renamed over the first link, replacing it.
+    @Test func linksInACircleAreRefusedAndKept() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4_800).alsaBytes)
+        try FileManager.default.createSymbolicLink(atPath: rig.path("loop1"), withDestinationPath: "loop2")
+        try FileManager.default.createSymbolicLink(atPath: rig.path("loop2"), withDestinationPath: "loop1")
+        let result = try runHark(["record", "-D", "filecap", "-d", "0.1", "--format", "flac", "-o", rig.path("loop1")], rig: rig)
+        #expect(result.status == 73)
+        #expect(result.errorLines == ["hark: cannot create '\(rig.path("loop1"))': Too many levels of symbolic links"], "\(result.standardError)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: rig.path("loop1")) == "loop2", "the link stays")
+    }
 }
