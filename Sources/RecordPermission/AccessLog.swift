@@ -94,7 +94,6 @@ public struct AccessLog: Sendable {
     /// Appends one line of JSON (without its newline): an entry, or an event of a recording's
     /// life (`RecordingStart`).
     func appendLine(_ json: [UInt8]) throws(PermissionChangeError) {
-        let directory = String(path[..<path.lastIndex(of: "/")!])
         do throws(SecureFile.Problem) {
             try SecureFile.makePrivateDirectory(directory)
         } catch {
@@ -145,6 +144,21 @@ public struct AccessLog: Sendable {
         rawLines().compactMap { try? JSONValue(parsing: $0) }
     }
 
+    /// The log's folder.
+    private var directory: String { String(path[..<path.lastIndex(of: "/")!]) }
+
+    /// Why the log's folder cannot be trusted (as `appendLine` checks it before writing), or nil:
+    /// it is a private folder of the user's, or there is none yet.
+    private func directoryProblem() -> SecureFile.Problem? {
+        guard SecureFile.somethingIsAt(directory) else { return nil }
+        do throws(SecureFile.Problem) {
+            try SecureFile.checkPrivateDirectory(directory)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// The previous generation, which the log is renamed to when it passes `maxBytes`.
     private var rotatedPath: String { path + ".1" }
 
@@ -158,7 +172,12 @@ public struct AccessLog: Sendable {
     /// other users (mode 666)"); empty when both are read (or absent). What cannot be trusted to
     /// be hark's own writing is left out of `entries()`, so a command showing them says this too.
     public func untrustedParts() -> [String] {
-        [rotatedPath, path].compactMap { file in
+        // A folder that is a link, another user's or writable by others, which a recording will
+        // not write into, is not read either: what is in it may not be hark's writing.
+        if let problem = directoryProblem() {
+            return ["the access log's folder \(directory) \(problem.text), so the log is not read"]
+        }
+        return [rotatedPath, path].compactMap { file in
             do throws(SecureFile.Problem) {
                 _ = try SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536)
                 return nil
@@ -171,7 +190,8 @@ public struct AccessLog: Sendable {
     /// Every line's bytes, oldest first (the rotated file, then the current one), unparsed: slices
     /// of the two files as read.
     func rawLines() -> [ArraySlice<UInt8>] {
-        [rotatedPath, path].flatMap { file -> [ArraySlice<UInt8>] in
+        guard directoryProblem() == nil else { return [] }
+        return [rotatedPath, path].flatMap { file -> [ArraySlice<UInt8>] in
             guard let bytes = try? SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536) else { return [] }
             return bytes.split(separator: 0x0A)
         }

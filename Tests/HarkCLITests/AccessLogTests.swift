@@ -157,5 +157,20 @@ import Testing
         #expect(recorded.standardError.contains("cannot write the access log \(rig.accessLogFile): it is a symbolic link")
                     && recorded.errorLines.first?.hasSuffix("this recording is not in the access log") == true,
                 "\(recorded.standardError)")
+
+        // The log's folder a link: not written (as before), and now not read either (it was read
+        // and listed, exit 0, while recordings refused to write there).
+        #expect(unlink(rig.accessLogFile) == 0 && rename(moved, rig.accessLogFile) == 0)
+        let folder = (rig.accessLogFile as NSString).deletingLastPathComponent
+        #expect(rename(folder, folder + ".elsewhere") == 0 && symlink(folder + ".elsewhere", folder) == 0)
+        for command in [["list"], ["permissions", "log"]] {
+            let throughLink = try runHark(command, rig: rig)
+            #expect(throughLink.status == 77, "\(command)")
+            #expect(throughLink.standardError.contains("the access log's folder \(folder) is a symbolic link, so the log is not read"),
+                    "\(command): \(throughLink.standardError)")
+        }
+        let intoLink = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("z.flac")], rig: rig)
+        #expect(intoLink.errorLines.first == "hark: warning: the access log directory \(folder) is a symbolic link; this recording is not in the access log",
+                "\(intoLink.standardError)")
     }
 }
