@@ -18,7 +18,8 @@ struct CaptureOptions: ParsableArguments {
     var channelsOption: Int?
 
     @Option(name: [.customShort("f"), .customLong("sample-format")],
-            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (default S16_LE). FLAC stores S32_LE as 32-bit (libFLAC 1.4; ffmpeg before 6.1 cannot read it) and FLOAT_LE as 24-bit.", valueName: "format"))
+            help: ArgumentHelp("S16_LE, S24_LE, S32_LE or FLOAT_LE (default S16_LE). FLAC stores S32_LE as 32-bit (libFLAC 1.4; ffmpeg before 6.1 cannot read it) and FLOAT_LE as 24-bit.", valueName: "format"),
+            completion: .list(SampleFormat.allCases.map(\.alsaName)))
     var sampleFormatOption: String?
 
     @Flag(help: "Speech preset: 16000 Hz, mono, S16_LE, what speech tools (whisper.cpp, vosk, nerd-dictation) read; with -o -, raw samples on stdout unless --format says otherwise.")

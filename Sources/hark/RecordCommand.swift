@@ -36,7 +36,8 @@ struct RecordCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to. Give -o again for more outputs of the same capture (one consent, one access-log entry), each followed by its own --format, codec options, --max-size and --max-file-time; an output that fails ends alone, finalized, while the others go on (exit 74).", valueName: "path"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or - for stdout. Without -o, a new file in your recordings library (the music folder's Recordings, or ~/Recordings), which hark asks once to be allowed to add to. Give -o again for more outputs of the same capture (one consent, one access-log entry), each followed by its own --format, codec options, --max-size and --max-file-time; an output that fails ends alone, finalized, while the others go on (exit 74).", valueName: "path"),
+            completion: .file())
     var output: [String] = []
 
     @Option(help: ArgumentHelp("Codec: flac, opus, wav (RF64 past 4 GiB) or raw (the samples alone). Default: from the output's extension (.flac, .opus, .ogg, .wav, .raw, .pcm); flac for stdout (raw with --speech).",

@@ -47,7 +47,7 @@ struct RepairCommand: ParsableCommand {
     @Flag(name: .long, help: "Check the recordings the access log says never ended (killed, or a power cut), instead of FILEs.")
     var unfinished = false
 
-    @Argument(help: "The files to check.")
+    @Argument(help: "The files to check.", completion: .file())
     var files: [String] = []
 
     func validate() throws {

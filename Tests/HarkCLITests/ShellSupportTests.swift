@@ -80,6 +80,11 @@ import Testing
         #expect(try offered("hark", "record", "-o", "x.flac", "--ti").contains("--title"))
         #expect(Set(try offered("hark", "")).isSuperset(of: ["record", "devices", "permissions"]))
         #expect(Set(try offered("hark", "permissions", "")).isSuperset(of: ["status", "grant", "deny", "reset", "log"]))
+        // Values of -f, and file names where a file is named (none were offered: Tab only beeped).
+        #expect(try offered("hark", "record", "-f", "") == ["S16_LE", "S24_LE", "S32_LE", "FLOAT_LE"])
+        FileManager.default.createFile(atPath: scratch.path("take1.flac"), contents: Data())
+        #expect(try offered("hark", "record", "-o", scratch.path("ta")).contains(scratch.path("take1.flac")))
+        #expect(try offered("hark", "repair", scratch.path("ta")).contains(scratch.path("take1.flac")))
     }
 
     @Test(.enabled(if: findOnPath("zsh") != nil, "zsh is not installed (scripts/install-deps installs it)"))
@@ -118,6 +123,10 @@ import Testing
         #expect(try offered("hark record --for") == ["--format"])
         #expect(try offered("hark record --format ") == ["flac", "opus", "wav", "raw"])
         #expect(Set(try offered("hark permissions ")).isSuperset(of: ["status", "grant", "deny", "reset", "log"]))
+        #expect(try offered("hark record -f ") == ["S16_LE", "S24_LE", "S32_LE", "FLOAT_LE"])
+        FileManager.default.createFile(atPath: scratch.path("take1.flac"), contents: Data())
+        #expect(try offered("hark record -o \(scratch.path("ta"))").contains(scratch.path("take1.flac")))
+        #expect(try offered("hark repair \(scratch.path("ta"))").contains(scratch.path("take1.flac")))
     }
 
     @Test func manualPageIsWhatTheCodeGeneratesToday() throws {
