@@ -212,4 +212,33 @@ import Testing
         let wrong = try run(install, ["--prefix"], in: scratch)
         #expect(wrong.status == 64 && wrong.standardError.contains("--prefix needs a directory"))
     }
+
+    /// `scripts/install --uninstall` removes what an install to that place put there, and nothing
+    /// else: a prefix copied with its manifest (`cp -a p3 p4`) named p3's files, and uninstalling
+    /// p4 removed them.
+    @Test func uninstallRemovesOnlyWhatAnInstallThereWrote() throws {
+        let scratch = try Scratch()
+        let install = Self.repository.appendingPathComponent("scripts/install").path
+        let original = scratch.path("p3"), copy = scratch.path("p4")
+        let installed = ["/bin/hark", "/libexec/hark/hark-privacy-switch", "/share/man/man1/hark.1", "/share/hark/install-manifest"]
+        for prefix in [original, copy] {
+            for file in installed {
+                try FileManager.default.createDirectory(atPath: ((prefix + file) as NSString).deletingLastPathComponent,
+                                                        withIntermediateDirectories: true)
+                FileManager.default.createFile(atPath: prefix + file, contents: Data("x".utf8))
+            }
+            // Both manifests name the original's files, as a copy of the original's does.
+            try (installed.map { original + $0 } + [original + "/bin/"]).joined(separator: "\n")
+                .appending("\n").write(toFile: prefix + "/share/hark/install-manifest", atomically: true, encoding: .utf8)
+        }
+        let refused = try run(install, ["--prefix", copy, "--uninstall"], in: scratch)
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("is not where an install to --prefix \(copy) puts files"), "\(refused.standardError)")
+        #expect(installed.allSatisfy { FileManager.default.fileExists(atPath: original + $0) }, "the original's files stay")
+
+        let removed = try run(install, ["--prefix", original, "--uninstall"], in: scratch)
+        #expect(removed.status == 0, "\(removed.standardError)")
+        #expect(installed.allSatisfy { !FileManager.default.fileExists(atPath: original + $0) })
+        #expect(!FileManager.default.fileExists(atPath: original + "/bin"), "the folder it made, empty, goes too")
+    }
 }
