@@ -1,4 +1,4 @@
-# Sourced, not run: the paced rig the side-by-side comparisons record from (threads-vs-pipeline,
+# Sourced, not run (with need_programs): the paced rig the side-by-side comparisons record from (threads-vs-pipeline,
 # minute-cost-vs-arecord). A private PulseAudio in a new temporary directory: `paplay` plays
 # music-like input (hark-signal) into the null sink `music` over and over, and the virtual
 # microphone `mic` (module-remap-source over that sink's monitor) is the default source, so `-D
@@ -15,6 +15,7 @@
 start_music_rig() {
     local tool=$1 seconds=$2
     shift 2
+    need_programs "$tool" pulseaudio pactl paplay arecord python3
     [[ -x $root/.build/release/hark && -x $root/.build/release/hark-signal ]] \
         || { echo "$tool: build hark and hark-signal in release first" >&2; exit 1; }
     work=$(mktemp -d)
@@ -34,10 +35,24 @@ A
         --load="module-null-sink sink_name=music rate=48000 channels=2" \
         --load="module-remap-source master=music.monitor source_name=mic" "$@" 2>/dev/null
     sleep 1
+    # Without a server every command below fails at once, and the figures would be of failures.
+    pactl info >/dev/null 2>&1 || { echo "$tool: the private PulseAudio did not start" >&2; exit 1; }
     pactl set-default-source mic
     # Played over and over for as long as the commands run.
     (while paplay --raw --format=s16le --rate=48000 --channels=2 --device=music "$work/in.raw"; do :; done) &
     player=$!
     sleep 1
     "$hark" permissions grant microphone 2>/dev/null
+}
+
+# Exits with one line naming the first of PROGRAMS that is not installed.
+#
+#   need_programs TOOL PROGRAM...
+need_programs() {
+    local tool=$1 program
+    shift
+    for program in "$@"; do
+        command -v "$program" >/dev/null \
+            || { echo "$tool: needs $program, which is not installed (scripts/install-deps installs it)" >&2; exit 1; }
+    done
 }
