@@ -106,6 +106,12 @@ public struct ChannelLayout: Sendable, Hashable, CustomStringConvertible {
         return [left, right]
     }
 
+    /// Whether the speakers are what Opus's mono or stereo (mapping family 0) mean: FC alone, or
+    /// FL and FR in either order.
+    public var isMonoOrLeftRight: Bool {
+        positions == [.frontCenter] || stereoOrder != nil
+    }
+
     /// What WAV and FLAC assume of `channels` channels when nothing says otherwise: WAVE's default
     /// order (mono; FL FR; FL FR FC; quad; 5.0; 5.1; 6.1; 7.1).
     public static func waveDefault(channels: Int) -> ChannelLayout? {

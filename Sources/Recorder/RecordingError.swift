@@ -80,6 +80,10 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         let channels = negotiated.format.channels
         let example = ChannelLayout.waveDefault(channels: channels).map(\.description) ?? "FL,FR,FC,LFE,RL,RR"
         let remedy = "name one with --channel-map, e.g. \(example), or record FLAC or WAV"
+        if let named, channels <= 2 {
+            return .unusableChannelLayout("\(named) cannot be kept in Opus, whose \(channels)-channel stream means "
+                + "\(channels == 1 ? "FC (mono)" : "FL and FR (stereo)"); record FLAC or WAV, which keep it")
+        }
         if let named {
             return .unusableChannelLayout("\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
         }

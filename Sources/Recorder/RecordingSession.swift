@@ -98,7 +98,10 @@ public final class RecordingSession {
         let layout = configuration.channelLayout ?? negotiated.channelLayout
         channelLayout = layout
         let hasOpusOutput = configuration.outputs.contains { if case .opus = $0.codec { true } else { false } }
-        if hasOpusOutput, format.channels > 2, layout?.vorbisOrder == nil {
+        // One or two channels go as Opus's mono or stereo (mapping family 0), which name no
+        // speakers: a layout the user named that is neither (`--channel-map FC,LFE`) would be lost.
+        let namedLayoutLost = configuration.channelLayout.map { $0.positions.count <= 2 && !$0.isMonoOrLeftRight } ?? false
+        if hasOpusOutput, format.channels > 2 ? layout?.vorbisOrder == nil : namedLayoutLost {
             discardAll()
             throw .unusableOpusLayout(named: configuration.channelLayout, negotiated: negotiated)
         }

@@ -157,6 +157,20 @@ import Testing
         #expect(WAVLayout.uint32(plain, at: 52) == 16 && WAVLayout.uint32(plain, at: 56) & 0xFFFF == 1, "a 16-byte WAVE_FORMAT_PCM fmt")
         let (lr, lrChannels) = try Self.wavSamples(stereoRig.path("lr.wav"))
         #expect((0..<lrChannels).map { Self.dominantTone(lr, channels: lrChannels, channel: $0) } == [.frontLeft, .frontRight])
+
+        // Opus's one and two channels mean mono and left-right stereo: a named layout that is
+        // neither is refused, not silently dropped (the file was plain stereo or mono).
+        for (channels, map) in [("2", "FC,LFE"), ("1", "FR")] {
+            let output = rig.path("lost-\(channels).opus")
+            let opus = try runHark(["record", "-D", "filecap", "-c", channels, "--channel-map", map, "-d", "0.5", "-o", output], rig: rig)
+            #expect(opus.status == 64, "\(opus.standardError)")
+            #expect(opus.errorLines.count == 1 && opus.standardError.contains("\(map) cannot be kept in Opus")
+                    && opus.standardError.hasSuffix("record FLAC or WAV, which keep it\n"), "\(opus.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        let swappedOpus = try runHark(["record", "-D", "filecap", "-c", "2", "--channel-map", "FR,FL", "-d", "0.5",
+                                       "-o", stereoRig.path("lr.opus")], rig: stereoRig)
+        #expect(swappedOpus.status == 0, "left and right in either order are Opus's stereo: \(swappedOpus.standardError)")
     }
 
     /// The channel layout ffprobe reads from a file ("2 channels (FC+LFE)", "stereo", …).
