@@ -226,20 +226,22 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
             padding = ", \(milliseconds(framesPadded)) ms padded with silence"
             if framesNotPadded > 0 { padding += ", \(milliseconds(framesNotPadded)) ms found too late to pad" }
         }
-        let losses = "\(overruns) overruns (\(lost) ms lost\(padding))"
+        // "1 frame", "2 frames": a one-frame recording said "1 frames".
+        func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        let losses = "\(counted(overruns, "overrun")) (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         let segments = fullestOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
         if outputs.count == 1 {
-            return ["recorded \(duration)\(segments), \(frames) frames, \(bytes) bytes to \(output); "
-                + "\(losses), \(framesDropped) frames dropped\(loudness); \(end)\(drift)"]
+            return ["recorded \(duration)\(segments), \(counted(frames, "frame")), \(counted(bytes, "byte")) to \(output); "
+                + "\(losses), \(counted(framesDropped, "frame")) dropped\(loudness); \(end)\(drift)"]
         }
         return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses)\(loudness); \(end)\(drift)"]
             + outputs.map { output in
                 let failed = output.failedAtStart ? "failed at the start" : "failed"
                 let ending = output.failure.map { "; \(failed): \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
-                return "  \(output.output) (\(output.codec)): \(output.frames) frames, \(output.bytes) bytes, "
-                    + "\(output.framesDropped) frames dropped\(ending)"
+                return "  \(output.output) (\(output.codec)): \(counted(output.frames, "frame")), \(counted(output.bytes, "byte")), "
+                    + "\(counted(output.framesDropped, "frame")) dropped\(ending)"
             }
     }
 

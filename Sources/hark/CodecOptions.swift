@@ -8,6 +8,11 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
     case wav
     case raw
 
+    /// In any case (`--format WAV`), as `-f s16_le` and the extension `.Wav` are taken.
+    init?(argument: String) {
+        self.init(rawValue: argument.lowercased())
+    }
+
     /// The codec an output path's extension names: .flac, .opus or .ogg, .wav, .raw or .pcm.
     init?(pathExtensionOf path: String) {
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }

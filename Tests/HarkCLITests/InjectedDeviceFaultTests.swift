@@ -28,7 +28,7 @@ import Testing
     @Test func anOverrunIsRecoveredCountedAndReportedInMilliseconds() throws {
         let (result, decoded, signal) = try record(faults: "overrun@96000+12000")
         #expect(result.standardError.contains("192000 frames"), "\(result.standardError)")
-        #expect(result.standardError.contains("1 overruns (250 ms lost), 0 frames dropped"), "\(result.standardError)")
+        #expect(result.standardError.contains("1 overrun (250 ms lost), 0 frames dropped"), "\(result.standardError)")
         // The input up to the overrun, then the input after what was lost: the recording went on.
         let samples = signal.samples
         let expected = Array(samples[..<(96_000 * 2)]) + Array(samples[(108_000 * 2) ..< (204_000 * 2)])

@@ -53,7 +53,7 @@ import Testing
 
     /// "N overruns (M ms lost…" from the summary line.
     func lossReport(_ standardError: String) throws -> (overruns: Int, milliseconds: Int) {
-        let match = try #require(standardError.firstMatch(of: /; (\d+) overruns \((\d+) ms lost/), "\(standardError)")
+        let match = try #require(standardError.firstMatch(of: /; (\d+) overruns? \((\d+) ms lost/), "\(standardError)")
         return (Int(match.1)!, Int(match.2)!)
     }
 

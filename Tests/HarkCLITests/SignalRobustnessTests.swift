@@ -91,7 +91,7 @@ import Testing
 
 /// The frame count in hark's summary line ("recorded 1.250 s, 60000 frames, …").
 func summaryFrames(_ standardError: String) -> Int? {
-    guard let range = standardError.range(of: #"recorded [0-9.]+ s, ([0-9]+) frames"#, options: .regularExpression) else { return nil }
+    guard let range = standardError.range(of: #"recorded [0-9.]+ s, ([0-9]+) frames?"#, options: .regularExpression) else { return nil }
     let words = standardError[range].split(separator: " ")
     return Int(words[3])
 }

@@ -35,7 +35,7 @@ struct StarvationTests {
                                  timeout: Double(Self.seconds + 60))
         print("StarvationTests: \(result.wallSeconds) s: \(result.standardError)")
         #expect(result.status == 0, "\(result.standardError)")
-        let summary = try #require(result.standardError.firstMatch(of: /(\d+) frames, .*; (\d+) overruns \((\d+) ms lost\), (\d+) frames dropped/),
+        let summary = try #require(result.standardError.firstMatch(of: /(\d+) frames?, .*; (\d+) overruns? \((\d+) ms lost\), (\d+) frames? dropped/),
                                    "\(result.standardError)")
         let (frames, overruns, lostMilliseconds, dropped) = (Int(summary.1)!, Int(summary.2)!, Int(summary.3)!, Int(summary.4)!)
         // Every overrun comes with the time it cost, and none is claimed without one.

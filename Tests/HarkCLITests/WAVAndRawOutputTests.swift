@@ -118,6 +118,19 @@ import Testing
         #expect(log.contains("\"format\":\"S24_LE, 2 ch, 48000 Hz, raw\""), "\(log)")
     }
 
+    /// `--format` in any case, as `-f s16_le` and `.Wav` are taken (`--format WAV` was a usage
+    /// error); a one-frame recording is "1 frame", not "1 frames".
+    @Test func theFormatInAnyCaseAndOneFrameSaidSo() throws {
+        let signal = TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000), frames: 4_800)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("one.data")
+        let result = try runHark(["record", "-D", "filecap", "--format", "WAV", "-d", "0.00002", "-o", output], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("recorded 0.000 s, 1 frame, ") && result.standardError.contains("; 0 overruns (0 ms lost), 0 frames dropped"),
+                "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)).prefix(4) == Data("RIFF".utf8))
+    }
+
     @Test func wavOnAPipeSaysSizeUnknownAndReadsToTheEnd() throws {
         let signal = TestSignal(format: AccessLogTests.format, frames: 2 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
