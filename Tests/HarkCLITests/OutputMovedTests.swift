@@ -20,6 +20,19 @@ import Testing
         try FLACTools.tags(path).first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
     }
 
+    /// Renames a copy of `path`, as it is now, over `path` (what a second recorder given the same
+    /// name does), and returns the copy's bytes. The copy must still hold the placeholders: the
+    /// recording has not ended, so nothing has been stamped yet.
+    private func takeTheName(of path: String, rig: ALSATestRig) throws -> Data {
+        let other = rig.path("other.flac")
+        try FileManager.default.copyItem(atPath: path, toPath: other)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: other))
+        try #require(bytes.range(of: Data("HARK_FIRST_SAMPLE_TIME=0000-00-00".utf8)) != nil,
+                     "the name was taken before the recording ended, and so before its files were stamped")
+        try #require(rename(other, path) == 0)
+        return bytes
+    }
+
     /// Moving a file while it records (tidying a folder) leaves a finished file where it went.
     @Test func aFileMovedWhileItRecordsIsFinishedWhereItWent() throws {
         let rig = try pacedRig(seconds: 8)
@@ -42,13 +55,10 @@ import Testing
     /// `-o`): that file keeps its own header, and hark says its recording is in no file.
     @Test func aFileRenamedOverTheNameKeepsItsOwnHeader() throws {
         let rig = try pacedRig(seconds: 8)
-        let output = rig.path("same.flac"), other = rig.path("other.flac")
+        let output = rig.path("same.flac")
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "3", "-o", output], rig: rig)
         try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
-        // A copy as it is now: a hark FLAC whose header still holds the placeholders.
-        try FileManager.default.copyItem(atPath: output, toPath: other)
-        let otherBytes = try Data(contentsOf: URL(fileURLWithPath: other))
-        #expect(rename(other, output) == 0)
+        let otherBytes = try takeTheName(of: output, rig: rig)
         let result = recording.wait()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == otherBytes, "the other file is left as it was")
@@ -60,16 +70,12 @@ import Testing
     /// and the part named in a warning.
     @Test func aFinishedPartWhoseNameIsTakenIsLeftAloneAndNamed() throws {
         let rig = try pacedRig(seconds: 10)
-        let first = rig.path("part.flac"), second = rig.path("part-2.flac"), other = rig.path("other.flac")
+        let first = rig.path("part.flac"), second = rig.path("part-2.flac")
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "6", "--max-file-time", "1", "-o", first], rig: rig)
         try OutputGrowth.waitForFLACAudio(second, seconds: 0.2)
-        try FileManager.default.copyItem(atPath: first, toPath: other)
-        let otherBytes = try Data(contentsOf: URL(fileURLWithPath: other))
-        #expect(rename(other, first) == 0)
+        let otherBytes = try takeTheName(of: first, rig: rig)
         let result = recording.wait()
         #expect(result.status == 0, "\(result.standardError)")
-        try #require(otherBytes.range(of: Data("HARK_FIRST_SAMPLE_TIME=0000-00-00".utf8)) != nil,
-                     "the name was taken before the recording ended, and so before its parts were stamped")
         #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == otherBytes, "the other file is left as it was")
         #expect(result.errorLines.contains { $0.hasPrefix("hark: warning: '\(first)' was moved or its name taken by another file") },
                 "\(result.standardError)")
