@@ -330,34 +330,12 @@ public final class RecordingSession {
         if isWokenByTheEncoder { StopSignals.discardPendingWake() }
 
         let outputSummaries = outputs.map(\.summary)
-        let end: RecordingEnd
-        // Every output ended on its own (failed, or reached its size limit): that is why capture
-        // stopped. Otherwise the outputs that ended early are reported beside the recording's end.
-        let stoppedOnSilence = outputs.map { $0.soundGate?.stoppedOnSilence.load(ordering: .relaxed) == true }
-        let everyOutputEndedEarly = zip(outputSummaries, stoppedOnSilence).allSatisfy { summary, silence in
-            summary.failure != nil || summary.reachedSizeLimit || silence
-        }
-        // The recording failed only if every output did; otherwise the ones that went on say why
-        // it ended (a size limit, the silence), and the failed ones are reported beside that.
-        let unfailed = outputSummaries.filter { $0.failure == nil }
-        if everyOutputEndedEarly, unfailed.isEmpty, let failure = outputSummaries.lazy.compactMap(\.failure).first {
-            end = .outputFailed(failure)
-        } else if everyOutputEndedEarly, unfailed.allSatisfy(\.reachedSizeLimit) {
-            end = .sizeLimitReached
-        } else if everyOutputEndedEarly, externalStop == nil, stopSignal == nil,
-                  let seconds = configuration.soundActivation?.stopAfterSeconds {
-            // Not when a signal or a revocation stopped it: the drain after a stop can complete
-            // the silence, and the log must still say why the recording ended.
-            end = .silence(seconds: seconds)
-        } else if let externalStop {
-            end = externalStop
-        } else if monitor.endReason == .deviceLost {
-            end = .deviceLost(errno: monitor.deviceErrorCode)
-        } else if let stopSignal {
-            end = .signal(StopSignals.name(of: stopSignal))
-        } else {
-            end = monitor.endReason == .frameLimitReached ? .durationReached : .signal("request")
-        }
+        let end = RecordingEnd.decided(
+            outputs: outputSummaries,
+            stoppedOnSilence: outputs.map { $0.soundGate?.stoppedOnSilence.load(ordering: .relaxed) == true },
+            externalStop: externalStop, stopSignal: stopSignal.map(StopSignals.name(of:)),
+            captureEnd: monitor.endReason, deviceErrorCode: monitor.deviceErrorCode,
+            stopAfterSeconds: configuration.soundActivation?.stopAfterSeconds)
         var everyOutputSummary = outputSummaries
         for (position, summary) in failedAtStart { everyOutputSummary.insert(summary, at: position) }  // in ascending order
         var summary = RecordingSummary(

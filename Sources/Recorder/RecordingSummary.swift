@@ -1,4 +1,5 @@
 import AudioFormat
+import Capture
 import Encoding
 import Loudness
 #if canImport(Glibc)
@@ -21,6 +22,37 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     case sizeLimitReached
     /// Silence lasted `--stop-after` seconds after the last sound.
     case silence(seconds: Double)
+
+    /// Why a recording ended, from how its outputs ended (`stoppedOnSilence` beside `outputs`),
+    /// a stop from outside (a revocation) or a stop signal (its name), and the capture's end.
+    static func decided(outputs: [OutputSummary], stoppedOnSilence: [Bool], externalStop: RecordingEnd?,
+                        stopSignal: String?, captureEnd: CaptureEndReason, deviceErrorCode: Int32,
+                        stopAfterSeconds: Double?) -> RecordingEnd {
+        // Every output ended on its own (failed, or reached its size limit): that is why capture
+        // stopped. Otherwise the outputs that ended early are reported beside the recording's end.
+        let everyOutputEndedEarly = zip(outputs, stoppedOnSilence).allSatisfy { summary, silence in
+            summary.failure != nil || summary.reachedSizeLimit || silence
+        }
+        // The recording failed only if every output did; otherwise the ones that went on say why
+        // it ended (a size limit, the silence), and the failed ones are reported beside that.
+        let unfailed = outputs.filter { $0.failure == nil }
+        if everyOutputEndedEarly, unfailed.isEmpty, let failure = outputs.lazy.compactMap(\.failure).first {
+            return .outputFailed(failure)
+        } else if everyOutputEndedEarly, unfailed.allSatisfy(\.reachedSizeLimit) {
+            return .sizeLimitReached
+        } else if everyOutputEndedEarly, externalStop == nil, stopSignal == nil, let seconds = stopAfterSeconds {
+            // Not when a signal or a revocation stopped it: the drain after a stop can complete
+            // the silence, and the log must still say why the recording ended.
+            return .silence(seconds: seconds)
+        } else if let externalStop {
+            return externalStop
+        } else if captureEnd == .deviceLost {
+            return .deviceLost(errno: deviceErrorCode)
+        } else if let stopSignal {
+            return .signal(stopSignal)
+        }
+        return captureEnd == .frameLimitReached ? .durationReached : .signal("request")
+    }
 
     /// The device failed with `code` (the capture thread's errno): said as the user knows it.
     static func deviceLost(errno code: Int32) -> RecordingEnd {
