@@ -106,10 +106,10 @@ public struct ChannelLayout: Sendable, Hashable, CustomStringConvertible {
         return [left, right]
     }
 
-    /// Whether the speakers are what Opus's mono or stereo (mapping family 0) mean: FC alone, or
-    /// FL and FR in either order.
+    /// Whether the speakers are what Opus's mono or stereo (mapping family 0) mean: MONO or FC
+    /// alone, or FL and FR in either order.
     public var isMonoOrLeftRight: Bool {
-        positions == [.frontCenter] || stereoOrder != nil
+        positions == [.mono] || positions == [.frontCenter] || stereoOrder != nil
     }
 
     /// What WAV and FLAC assume of `channels` channels when nothing says otherwise: WAVE's default

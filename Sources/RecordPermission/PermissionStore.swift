@@ -65,7 +65,7 @@ struct PermissionStore {
         try SecureFile.withExclusiveLock(locations.lockFile(for: appIdentifier)) { () throws(StoreProblem) in
             var record = try read() ?? Record(app: appIdentifier, decisions: [:])
             record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: .now())
-            guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded", storeDirectory: locations.storeDirectory) }
+            guard let bytes = record.storeBytes else { throw problem(path, "cannot be encoded") }
             try replace(path, with: bytes)
             if status == .denied { try renewRevocationStamp(for: [resource]) }
         }
@@ -81,6 +81,15 @@ struct PermissionStore {
     /// every decision is gone, whichever was asked for.
     @discardableResult
     func reset(_ resource: PermissionResource?) throws(StoreProblem) -> Bool {
+        do throws(StoreProblem) {
+            return try resetOrFail(resource)
+        } catch {
+            // What reset itself cannot do, a second reset cannot either.
+            throw error.withoutResetAdvice
+        }
+    }
+
+    private func resetOrFail(_ resource: PermissionResource?) throws(StoreProblem) -> Bool {
         let directory = locations.storeDirectory
         var removedUntrusted = false
         if SecureFile.somethingIsAt(directory) {
@@ -117,7 +126,7 @@ struct PermissionStore {
             if var record = stored {
                 for each in forgotten { record.decisions[each.rawValue] = nil }
                 if !record.decisions.isEmpty {
-                    guard let bytes = record.storeBytes else { throw StoreProblem(path: path, text: "cannot be encoded", storeDirectory: locations.storeDirectory) }
+                    guard let bytes = record.storeBytes else { throw problem(path, "cannot be encoded") }
                     try replace(path, with: bytes)
                     try renewRevocationStamp(for: forgotten)
                     return false
@@ -126,9 +135,8 @@ struct PermissionStore {
             do throws(SecureFile.Problem) {
                 if try SecureFile.removeWithoutFollowing(path) { SecureFile.syncDirectory(directory) }
             } catch {
-                throw StoreProblem(path: path, text: "cannot be removed" + (error.errorCode.map { " (\(String(cString: strerror($0))))" } ?? ""),
-                                   storeDirectory: locations.storeDirectory,
-                                   isWriteFailure: error.errorCode.map(SecureFile.isStorageFailure) ?? false)
+                throw problem(path, "cannot be removed" + (error.errorCode.map { " (\(String(cString: strerror($0))))" } ?? ""),
+                              isWriteFailure: error.errorCode.map(SecureFile.isStorageFailure) ?? false)
             }
             try renewRevocationStamp(for: forgotten)
             return !trusted || removedUntrusted
@@ -157,7 +165,7 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.replaceAtomically(file, with: bytes)
         } catch {
-            throw StoreProblem(path: file, text: error.text, storeDirectory: locations.storeDirectory, isWriteFailure: error.isWriteFailure)
+            throw problem(file, error.text, isWriteFailure: error.isWriteFailure)
         }
     }
 
@@ -165,13 +173,17 @@ struct PermissionStore {
         do throws(SecureFile.Problem) {
             try SecureFile.makePrivateDirectory(locations.storeDirectory)
         } catch {
-            throw StoreProblem(path: locations.storeDirectory, text: error.text, storeDirectory: locations.storeDirectory,
-                               isWriteFailure: error.isWriteFailure)
+            throw problem(locations.storeDirectory, error.text, isWriteFailure: error.isWriteFailure)
         }
     }
 
+    /// The store's problem with `path`, and what the user can do about it.
+    private func problem(_ path: String, _ text: String, isWriteFailure: Bool = false) -> StoreProblem {
+        StoreProblem(path: path, text: text, storeDirectory: locations.storeDirectory, isWriteFailure: isWriteFailure)
+    }
+
     private func fail(path: String, _ text: String) throws(StoreProblem) -> Record? {
-        throw StoreProblem(path: path, text: text, storeDirectory: locations.storeDirectory)
+        throw problem(path, text)
     }
 }
 
@@ -183,7 +195,7 @@ public struct StoreProblem: Error, Equatable, CustomStringConvertible {
     /// folder, or, when something above that folder is in the way (which reset leaves alone, as
     /// it is not hark's), that thing; nil where the disk failed (full, read-only), which the text
     /// says and no command of hark's mends.
-    public let remedy: String?
+    public private(set) var remedy: String?
     /// Whether writing failed (the disk), not trust in what is stored.
     public let isWriteFailure: Bool
 
@@ -195,10 +207,20 @@ public struct StoreProblem: Error, Equatable, CustomStringConvertible {
             self.remedy = remedy
         } else if let obstacle = SecureFile.obstacle(above: storeDirectory) {
             self.remedy = "'\(obstacle.path)' \(obstacle.text), and hark keeps its permissions in '\(storeDirectory)': "
-                + (obstacle.text == "is not a folder" ? "move it aside" : "make it writable")
+                + (obstacle.isNotAFolder ? "move it aside" : "make it writable")
         } else {
-            self.remedy = isWriteFailure ? nil : "run 'hark permissions reset' to fix it"
+            self.remedy = isWriteFailure ? nil : Self.resetAdvice
         }
+    }
+
+    private static let resetAdvice = "run 'hark permissions reset' to fix it"
+
+    /// The same problem met by `hark permissions reset` itself, which must not send the user to
+    /// run it again: its own text (the system's reason) is all there is to say.
+    var withoutResetAdvice: StoreProblem {
+        var copy = self
+        if copy.remedy == Self.resetAdvice { copy.remedy = nil }
+        return copy
     }
 
     public var description: String {

@@ -179,7 +179,14 @@ enum SecureFile {
     /// it when that is not a folder (a file where a folder of the path should be), or a folder
     /// the user cannot write into (its mode, a read-only mount). nil when `path` exists or could
     /// be made. Symbolic links are followed, as `mkdir` follows them.
-    static func obstacle(above path: String) -> (path: String, text: String)? {
+    struct Obstacle {
+        let path: String
+        /// Not a folder (a file where one should be); else a folder the user cannot write into.
+        let isNotAFolder: Bool
+        let text: String
+    }
+
+    static func obstacle(above path: String) -> Obstacle? {
         var info = stat()
         if stat(path, &info) == 0 { return nil }
         var ancestor = path
@@ -189,9 +196,11 @@ enum SecureFile {
                 if ancestor == "/" { return nil }
                 continue  // missing, or beneath the obstacle: look further up
             }
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { return (ancestor, "is not a folder") }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                return Obstacle(path: ancestor, isNotAFolder: true, text: "is not a folder")
+            }
             guard access(ancestor, W_OK | X_OK) == 0 else {
-                return (ancestor, "cannot be written (\(String(cString: strerror(errno))))")
+                return Obstacle(path: ancestor, isNotAFolder: false, text: "cannot be written (\(String(cString: strerror(errno))))")
             }
             return nil
         }

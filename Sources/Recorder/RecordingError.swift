@@ -82,7 +82,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         let remedy = "name one with --channel-map, e.g. \(example), or record FLAC or WAV"
         if let named, channels <= 2 {
             return .unusableChannelLayout("\(named) cannot be kept in Opus, whose \(channels)-channel stream means "
-                + "\(channels == 1 ? "FC (mono)" : "FL and FR (stereo)"); record FLAC or WAV, which keep it")
+                + "\(channels == 1 ? "MONO or FC" : "FL and FR (stereo)"); record FLAC or WAV, which keep it")
         }
         if let named {
             return .unusableChannelLayout("\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")

@@ -171,6 +171,11 @@ import Testing
         let swappedOpus = try runHark(["record", "-D", "filecap", "-c", "2", "--channel-map", "FR,FL", "-d", "0.5",
                                        "-o", stereoRig.path("lr.opus")], rig: stereoRig)
         #expect(swappedOpus.status == 0, "left and right in either order are Opus's stereo: \(swappedOpus.standardError)")
+        for map in ["MONO", "FC"] {
+            let mono = try runHark(["record", "-D", "filecap", "-c", "1", "--channel-map", map, "-d", "0.5",
+                                    "-o", rig.path("mono-\(map).opus")], rig: rig)
+            #expect(mono.status == 0, "\(map) is Opus's mono: \(mono.standardError)")
+        }
     }
 
     /// The channel layout ffprobe reads from a file ("2 channels (FC+LFE)", "stereo", …).

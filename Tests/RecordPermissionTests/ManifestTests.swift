@@ -107,3 +107,22 @@ import Testing
         #expect(PermissionLocations.home(fromEnvironment: nil) == fromPasswords)
     }
 }
+
+/// What a store problem tells the user to do.
+@Suite struct StoreProblemAdviceTests {
+    /// `hark permissions reset` that fails (a file it may not remove) must not advise running
+    /// `hark permissions reset`: it said so for "cannot be removed (Permission denied)".
+    @Test func resetsOwnFailureDoesNotAdviseAReset() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hark-advice-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let problem = StoreProblem(path: folder + "/dev.hark.cli.json", text: "cannot be removed (Permission denied)", storeDirectory: folder)
+        #expect(problem.description.hasSuffix("; run 'hark permissions reset' to fix it"))
+        #expect(problem.withoutResetAdvice.description == "the permission store \(folder)/dev.hark.cli.json cannot be removed (Permission denied)")
+        // Advice about something in the way stays: a reset cannot mend it, but the user can.
+        FileManager.default.createFile(atPath: folder + "/file", contents: Data())
+        let blocked = StoreProblem(path: folder + "/file/permissions", text: "cannot be created (Not a directory)",
+                                   storeDirectory: folder + "/file/permissions")
+        #expect(blocked.withoutResetAdvice.description.hasSuffix("move it aside"), "\(blocked.withoutResetAdvice)")
+    }
+}
