@@ -14,42 +14,12 @@ struct HeaderPatch {
     /// Ogg's OpusTags page right after OpusHead's, WAV's `bext` right after `fmt `.
     static let searchBytes = 256 * 1024
 
-    /// How a finished file is reached again.
-    enum Reach {
-        /// A descriptor still open on it (read-write), whatever its name is now.
-        case descriptor(Int32)
-        /// Its name, and which file that name led to when the file was made: a name that now
-        /// leads elsewhere is not followed.
-        case name(String, FileIdentity)
-        /// Nothing to reach it by (it could not be looked at when it was made).
-        case unreachable
-    }
-
-    /// Applies `edits` to the file's header; each returns whether it changed something. Writes
-    /// only when one did. False when the file could not be reached as it was written: moved away,
-    /// or its name given to another file (a second recorder's), which must not get this one's
-    /// values.
-    static func apply(to file: Reach, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) -> Bool {
+    /// Applies `edits` to the header of the file open (read-write) on `descriptor`, as
+    /// `FinishedFile.reopen` gives it; each edit returns whether it changed something. Writes
+    /// only when one did.
+    static func apply(to descriptor: Int32, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) {
         // Raw PCM has no header: nothing to read 256 KiB of audio for.
-        if case .raw = codec { return true }
-        let descriptor: Int32
-        switch file {
-        case .descriptor(let open): descriptor = dup(open)
-        case .name(let path, let identity):
-            descriptor = open(path, O_RDWR | O_CLOEXEC)
-            if descriptor >= 0, FileIdentity(descriptor: descriptor) != identity {
-                close(descriptor)
-                return false
-            }
-        case .unreachable: return false
-        }
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        patch(descriptor, codec: codec, edits: edits)
-        return true
-    }
-
-    private static func patch(_ descriptor: Int32, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) {
+        if case .raw = codec { return }
         var header = [UInt8](repeating: 0, count: searchBytes)
         let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
         guard count > 0 else { return }

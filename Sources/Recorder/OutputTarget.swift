@@ -17,34 +17,6 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Which file a descriptor or a name leads to: while a recording runs, its file can be moved, or
-/// its name given to another file (a second recorder's), so a name alone is not enough to reach a
-/// finished file again.
-struct FileIdentity: Equatable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-
-    init?(descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
-
-    /// The file `path` leads to now (symbolic links followed).
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
-
-    /// True when no name leads to the open file any more: it was deleted, or another file was
-    /// renamed over its name (a second recorder writing the same path).
-    static func hasNoName(_ descriptor: Int32) -> Bool {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_nlink == 0
-    }
-}
-
 /// The output's file descriptor, and the promise that a failed start leaves nothing behind.
 ///
 /// A regular file is made without a name (O_TMPFILE) in the directory it goes to, and linked

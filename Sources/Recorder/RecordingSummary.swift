@@ -117,17 +117,23 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
 /// A file of a recording that was not where it was written when the recording ended.
 public struct AstrayFile: Sendable, Equatable {
     public let path: String
-    /// True when no name leads to it any more (deleted, or another file renamed over its name):
-    /// the recording is not in any file. False for a finished part whose name now leads elsewhere
-    /// (moved, or taken by another file): its audio is whole, but its header could not be given
-    /// the first sample's time and the loudness, and keeps their placeholders.
-    public let nameLost: Bool
+    let whereabouts: FinishedFile.Whereabouts
+    /// Whether its header could not be given what hark writes at the end (the first sample's
+    /// time, the loudness), and keeps their placeholders.
+    let missedStamps: Bool
 
     /// The warning for it.
     public var warning: String {
-        nameLost ? "'\(path)' was deleted or replaced by another file while it was recorded: this recording is not in it"
-            : "'\(path)' was moved or its name taken by another file before the recording ended; its audio is whole, "
-                + "but what hark writes into its header at the end (the first sample's time, the loudness) is not there"
+        let missed = missedStamps ? ": its first sample's time and loudness are not in it" : ""
+        return switch whereabouts {
+        case .inPlace: "'\(path)' is where it was written"
+        case .moved: "'\(path)' was moved while it was recorded; it was finished where it went"
+        case .nameLost: "'\(path)' was deleted or replaced by another file while it was recorded: this recording is not in it"
+        case .gone: "'\(path)' was moved or deleted before the recording ended" + missed
+        case .replaced: "'\(path)' now names another file, left as it is: the part written there was moved away or replaced"
+            + (missedStamps ? ", without its first sample's time and loudness" : "")
+        case .unopenable(let code): "'\(path)' could not be opened again when the recording ended (\(String(cString: strerror(code))))" + missed
+        }
     }
 }
 

@@ -193,19 +193,17 @@ final class SessionOutput {
 
     /// Writes the first sample's time and the clock's drift, and each file's loudness, into each
     /// of its files, over the room made for them. Call once the encoder thread has finished.
-    /// Returns the files that are not where they were written: a closed part whose name now leads
-    /// elsewhere (moved away, or the name given to another file), whose placeholders stay; the
-    /// last file when no name leads to it any more (deleted, or replaced by another file).
+    /// Returns the files that are not where they were written (`FinishedFile.Whereabouts`).
     func stampFiles(clock: CaptureClock?, sampleRate: Int) -> [AstrayFile] {
         guard case .file(let path) = destination else { return [] }
-        // The last (or only) file through the descriptor still open on it; earlier parts, closed,
-        // by their names, checked to be the files that were written.
-        let files: [(path: String, startFrame: Int, reach: HeaderPatch.Reach)]
+        // The last (or only) file through the descriptor still open on it, wherever it went;
+        // earlier parts, closed, by their names, only where these still lead to them.
+        let files: [(path: String, startFrame: Int, reach: FinishedFile.Reach)]
         if let splitter {
             files = splitter.paths.indices.map { index in
-                let isLast = index == splitter.paths.count - 1
-                let reach: HeaderPatch.Reach = isLast ? splitter.lastFileDescriptor.map { .descriptor($0) } ?? .unreachable
-                    : splitter.fileIdentities[index].map { .name(splitter.paths[index], $0) } ?? .unreachable
+                let reach: FinishedFile.Reach = index == splitter.paths.count - 1
+                    ? splitter.lastFileDescriptor.map { .descriptor($0) } ?? .name(splitter.paths[index], splitter.fileIdentities[index])
+                    : .name(splitter.paths[index], splitter.fileIdentities[index])
                 return (splitter.paths[index], splitter.fileStartFrames[index], reach)
             }
         } else {
@@ -214,9 +212,6 @@ final class SessionOutput {
         let codec = configuration.codec
         var astray: [AstrayFile] = []
         for (index, (file, startFrame, reach)) in files.enumerated() {
-            if case .descriptor(let descriptor) = reach, FileIdentity.hasNoName(descriptor) {
-                astray.append(AstrayFile(path: file, nameLost: true))
-            }
             var edits: [(inout [UInt8]) -> Bool] = []
             if stampsClock, let clock {
                 edits.append(ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).edit(for: codec))
@@ -224,9 +219,14 @@ final class SessionOutput {
             if index < loudness.meters.count, let meter = loudness.meters[index] {
                 edits.append(LoudnessStamp(measurement: meter.measurement).edit(for: codec))
             }
-            if !edits.isEmpty, !HeaderPatch.apply(to: reach, codec: codec, edits: edits) {
-                astray.append(AstrayFile(path: file, nameLost: false))
+            let (descriptor, whereabouts) = FinishedFile.reopen(reach, path: file)
+            if whereabouts != .inPlace {
+                let stampsHeader = !edits.isEmpty && { if case .raw = codec { false } else { true } }()
+                astray.append(AstrayFile(path: file, whereabouts: whereabouts, missedStamps: descriptor == nil && stampsHeader))
             }
+            guard let descriptor else { continue }
+            if !edits.isEmpty { HeaderPatch.apply(to: descriptor, codec: codec, edits: edits) }
+            close(descriptor)
         }
         return astray
     }

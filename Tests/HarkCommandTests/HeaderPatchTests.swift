@@ -34,7 +34,9 @@ import Testing
             { HeaderPatch.replace("GAIN=BBBBB", with: "GAIN=-6.50", in: &$0) },
         ]
         let before = try Self.bytesWrittenByThisThread()
-        #expect(HeaderPatch.apply(to: .name(path, try #require(FileIdentity(path: path))), codec: .flac(FLACSettings()), edits: edits))
+        let descriptor = open(path, O_RDWR)
+        defer { close(descriptor) }
+        HeaderPatch.apply(to: descriptor, codec: .flac(FLACSettings()), edits: edits)
         let written = try Self.bytesWrittenByThisThread() - before
 
         var expected = original
@@ -50,23 +52,42 @@ import Testing
         defer { unlink(path) }
         let before = try Self.bytesWrittenByThisThread()
         // Reports a change but writes the same bytes: nothing differs, so nothing is written.
-        #expect(HeaderPatch.apply(to: .name(path, try #require(FileIdentity(path: path))), codec: .flac(FLACSettings()),
-                                  edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=AAAAAAA", in: &$0) }]))
+        let descriptor = open(path, O_RDWR)
+        defer { close(descriptor) }
+        HeaderPatch.apply(to: descriptor, codec: .flac(FLACSettings()), edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=AAAAAAA", in: &$0) }])
         #expect(try Self.bytesWrittenByThisThread() - before == 0)
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == original)
     }
 
-    /// A name that leads to another file than the one written is not followed: that file is left
-    /// as it was, and the patch says it did not reach its own.
-    @Test func aNameNowLeadingToAnotherFileIsNotPatched() throws {
+    /// A finished file is found again only as the file that was written: a name that now leads
+    /// to another file, or nowhere, gives no descriptor, and says so; an open file moved is
+    /// found where it went, and one whose name was taken is said to have lost it.
+    @Test func aFinishedFileIsFoundAgainOnlyAsTheFileWritten() throws {
         let (path, _) = try Self.makeFile()
-        let (other, otherOriginal) = try Self.makeFile()
+        let (other, _) = try Self.makeFile()
         defer { unlink(path); unlink(other) }
         let written = try #require(FileIdentity(path: path))
+        let (inPlace, here) = FinishedFile.reopen(.name(path, written), path: path)
+        #expect(inPlace != nil && here == .inPlace)
+        if let inPlace { close(inPlace) }
+
+        let open = Glibc.open(path, O_RDWR)
+        defer { close(open) }
+        let moved = path + ".moved"
+        #expect(rename(path, moved) == 0)
+        let (_, gone) = FinishedFile.reopen(.name(path, written), path: path)
+        #expect(gone == .gone)
+        let (movedDescriptor, wentTo) = FinishedFile.reopen(.descriptor(open), path: path)
+        #expect(wentTo == .moved)
+        if let movedDescriptor { close(movedDescriptor) }
+
         #expect(rename(other, path) == 0)
-        #expect(!HeaderPatch.apply(to: .name(path, written), codec: .flac(FLACSettings()),
-                                   edits: [{ HeaderPatch.replace("TIME=AAAAAAA", with: "TIME=1234567", in: &$0) }]))
-        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == otherOriginal)
+        let (none, replaced) = FinishedFile.reopen(.name(path, written), path: path)
+        #expect(none == nil && replaced == .replaced)
+        #expect(unlink(moved) == 0)
+        let (lostDescriptor, lost) = FinishedFile.reopen(.descriptor(open), path: path)
+        #expect(lost == .nameLost)
+        if let lostDescriptor { close(lostDescriptor) }
     }
 
     @Test func changedSpanRunsFromTheFirstDifferenceToTheLast() {
