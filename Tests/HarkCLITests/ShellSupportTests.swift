@@ -233,8 +233,10 @@ import Testing
         }
         let refused = try run(install, ["--prefix", copy, "--uninstall"], in: scratch)
         #expect(refused.status == 1)
-        #expect(refused.standardError.contains("is not where an install to --prefix \(copy) puts files"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("left \(original)/bin/hark alone: an install to --prefix \(copy) does not put it there"),
+                "\(refused.standardError)")
         #expect(installed.allSatisfy { FileManager.default.fileExists(atPath: original + $0) }, "the original's files stay")
+        #expect(FileManager.default.fileExists(atPath: copy + "/share/hark/install-manifest"), "the copy's manifest says what is left")
 
         let removed = try run(install, ["--prefix", original, "--uninstall"], in: scratch)
         #expect(removed.status == 0, "\(removed.standardError)")
