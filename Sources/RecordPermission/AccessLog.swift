@@ -175,7 +175,8 @@ public struct AccessLog: Sendable {
         // A folder that is a link, another user's or writable by others, which a recording will
         // not write into, is not read either: what is in it may not be hark's writing.
         if let problem = directoryProblem() {
-            return ["the access log's folder \(directory) \(problem.text), so the log is not read"]
+            return ["the access log's folder \(directory) \(problem.text), so the log is not read; "
+                + "make it a private folder of yours (chmod 700), not a link"]
         }
         return [rotatedPath, path].compactMap { file in
             do throws(SecureFile.Problem) {

@@ -18,10 +18,26 @@ enum ProcessStart {
         }
     }
 
-    /// The first argument that is not valid UTF-8, shown with its stray bytes as `\xNN`, or nil.
-    /// Swift reads such an argument with each stray byte replaced by U+FFFD, so a file name would
-    /// silently become another file's (one that may exist, and would be overwritten).
+    /// "output" or "error" when `path` names standard output or error through a device link
+    /// (`/dev/stdout`, `/dev/fd/2`, `/proc/self/fd/1`) and that stream is closed: opened
+    /// read-only, as `reserveStandardDescriptors` leaves a closed one. Such a name would reach the
+    /// `/dev/null` standing in for it, and the recording vanish there. Nil otherwise.
+    static func closedStandardStream(named path: String) -> String? {
+        let names: [Int32: [String]] = [1: ["/dev/stdout"], 2: ["/dev/stderr"]]
+        for (descriptor, streamNames) in names
+        where (streamNames + ["/dev/fd/\(descriptor)", "/proc/self/fd/\(descriptor)"]).contains(path) {
+            let flags = fcntl(descriptor, F_GETFL)
+            return flags == -1 || flags & O_ACCMODE == O_RDONLY ? (descriptor == 1 ? "output" : "error") : nil
+        }
+        return nil
+    }
+
+    /// The first argument that is not valid UTF-8, shown with its stray bytes as `\xNN` (and a
+    /// backslash as `\\`, so the two cannot be mistaken), or nil. Swift reads such an argument with
+    /// each stray byte replaced by U+FFFD, so a file name would silently become another file's
+    /// (one that may exist, and would be overwritten).
     static func argumentThatIsNotUTF8() -> String? {
+        guard CommandLine.argc > 1 else { return nil }  // argc can be 0 (an execve with no argv)
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self),
@@ -40,7 +56,8 @@ enum ProcessStart {
         while true {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let encoded):
-                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                let scalar = Unicode.UTF8.decode(encoded)
+                if scalar == "\\" { text += "\\\\" } else { text.unicodeScalars.append(scalar) }
                 position += encoded.count
             case .error(let length):
                 for byte in bytes[position..<position + length] { text += "\\x" + String(byte, radix: 16, uppercase: false).leftPadded(to: 2) }

@@ -116,6 +116,11 @@ struct RecordCommand: ParsableCommand {
         if let option = tags.firstGiven, try requests.allSatisfy({ try $0.resolvedFormat(speech: capture.speech) == .raw }) {
             throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")
         }
+        for path in requests.compactMap(\.path) {
+            if let stream = ProcessStart.closedStandardStream(named: path) {
+                throw CommandFailure(message: "cannot create '\(path)': standard \(stream) is closed", exitCode: ExitStatus.cannotCreate)
+            }
+        }
         return requests
     }
 

@@ -69,10 +69,14 @@ struct RepairCommand: ParsableCommand {
     private func runUnfinished() throws {
         let log = AccessLog()
         let recordings = log.unfinishedRecordings()
+        // A log that is not read cannot say that every recording ended (77, as `hark list`).
+        let untrusted = log.untrustedParts()
         guard !recordings.isEmpty else {
+            try failIfUntrusted(untrusted)
             Console.notice("no unfinished recordings: every recording the access log knows of ended")
             return
         }
+        untrusted.forEach { Console.error("warning: " + $0) }
         var all: [RepairOutcome] = []
         for (start, _) in recordings {
             let files = start.outputs.isEmpty ? "to stdout only: nothing to repair" : start.outputs.joined(separator: ", ")

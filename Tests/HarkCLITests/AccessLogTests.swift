@@ -130,7 +130,7 @@ import Testing
         #expect(try runHark(["list"], rig: rig).status == 0)
 
         chmod(rig.accessLogFile, 0o666)
-        for command in [["list"], ["permissions", "log"]] {
+        for command in [["list"], ["permissions", "log"], ["repair", "--unfinished"]] {
             let result = try runHark(command, rig: rig)
             #expect(result.status == 77, "\(command): \(result.standardError)")
             #expect(result.errorLines == ["hark: the access log \(rig.accessLogFile) is writable by other users (mode 666), so it is not read; "

@@ -41,6 +41,12 @@ import Testing
         let toClosedStdout = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", "-"])) >&-", rig: rig)
         #expect(toClosedStdout.status == 74, "\(toClosedStdout.standardError)")
         #expect(toClosedStdout.errorLines == ["hark: cannot write the output: Bad file descriptor"], "\(toClosedStdout.standardError)")
+        // Named through its device link, it would reach the /dev/null standing in for it.
+        for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+            let named = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "--format", "flac", "-o", name])) >&-", rig: rig)
+            #expect(named.status == 73, "\(name): \(named.standardError)")
+            #expect(named.errorLines == ["hark: cannot create '\(name)': standard output is closed"], "\(named.standardError)")
+        }
     }
 
     /// A file name that is not UTF-8 was read with its stray byte as U+FFFD: a recording to
@@ -56,5 +62,9 @@ import Testing
                 "\(result.standardError)")
         #expect(FileManager.default.contents(atPath: lookalike) == Data("precious\n".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasSuffix(".flac") } == ["\u{FFFD}.flac"])
+        // A backslash typed in the name is shown doubled, so it cannot pass for a stray byte.
+        let backslash = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o"])) \"$(printf 'x\\134y\\377.flac')\"", rig: rig)
+        #expect(backslash.errorLines == ["hark: the argument 'x\\\\y\\xff.flac' is not valid UTF-8; hark takes names and text in UTF-8 only"],
+                "\(backslash.standardError)")
     }
 }
