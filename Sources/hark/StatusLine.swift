@@ -15,22 +15,41 @@ import Glibc
 /// Per channel, a bar from -60 to 0 dBFS (solid up to the RMS, shaded up to the peak), then the
 /// peak and RMS in dBFS over the last tenth of a second. With more than two channels the bars are
 /// numbered and shorter, and the figures are left out to fit. The line is cut to the terminal's
-/// width, so it never wraps (a wrapped line cannot be redrawn in place).
+/// width in columns (a CJK character takes two), so it never wraps (a wrapped line cannot be
+/// redrawn in place), and the cursor is left at its start: a key the terminal echoes (Ctrl-C's
+/// `^C`, Ctrl-Z's `^Z`) lands on the line, which the next redraw or the summary clears, instead of
+/// wrapping it onto a second row that nothing clears. Not on a `TERM=dumb` terminal (it cannot
+/// redraw a line), without colour under `NO_COLOR` (no-color.org), and not drawn while hark is a
+/// background job (`bg`): it would scribble over the shell, or, with `stty tostop`, stop the
+/// recording.
 struct StatusLine {
     let device: String
     let isEnabled: Bool
+    private let usesColour: Bool
     private var lastDrawnTenth = -1
     private var clippedSamples = 0
     private var lastLevels: LevelWindow?
 
     init(device: String, quiet: Bool) {
         self.device = device
-        isEnabled = !quiet && isatty(STDERR_FILENO) == 1
+        isEnabled = !quiet && isatty(STDERR_FILENO) == 1 && Self.canRedraw(term: Self.environment("TERM"))
+        usesColour = Self.usesColour(noColor: Self.environment("NO_COLOR"))
     }
+
+    /// Whether a terminal of this `TERM` can redraw a line in place (a dumb one cannot).
+    static func canRedraw(term: String?) -> Bool { term != "dumb" }
+
+    /// Colour unless `NO_COLOR` is set to anything but the empty string (no-color.org).
+    static func usesColour(noColor: String?) -> Bool { noColor.map(\.isEmpty) ?? true }
+
+    private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+    /// Whether hark is the terminal's foreground job (not sent to the background with `bg`).
+    private static var isInForeground: Bool { tcgetpgrp(STDERR_FILENO) == getpgrp() }
 
     /// Redraws at most ten times a second (when the shown tenth changes).
     mutating func update(_ progress: RecordingProgress) {
-        guard isEnabled else { return }
+        guard isEnabled, Self.isInForeground else { return }
         if let levels = progress.levels {
             clippedSamples += levels.clippedSamples
             lastLevels = levels
@@ -41,18 +60,19 @@ struct StatusLine {
         let seconds = tenths / 10
         let clock = "\(seconds / 3600):\(SecondsText.zeroPadded(seconds / 60 % 60, width: 2))"
             + ":\(SecondsText.zeroPadded(seconds % 60, width: 2)).\(tenths % 10)"
-        var line = "\u{1B}[31m●\u{1B}[0m REC  \(device)  \(clock)  \(Self.bytesText(progress.bytesWritten))"
+        let (red, yellow, plain) = usesColour ? ("\u{1B}[31m", "\u{1B}[33m", "\u{1B}[0m") : ("", "", "")
+        var line = "\(red)●\(plain) REC  \(device)  \(clock)  \(Self.bytesText(progress.bytesWritten))"
         if let sound = progress.sound {
             // Armed: the level the trigger compares, so the user can see where to set it.
             line = sound.isArmed
-                ? "\u{1B}[33m◌\u{1B}[0m ARMED  \(device)  \(clock)  level \(Self.decibels(sound.level))"
+                ? "\(yellow)◌\(plain) ARMED  \(device)  \(clock)  level \(Self.decibels(sound.level))"
                 : line + "  level \(Self.decibels(sound.level))"
             if sound.segments > 0 { line += "  seg \(sound.segments)" }
         }
         if let levels = lastLevels {
             line += "  " + Self.meterText(levels) + "  clip \(clippedSamples)"
         }
-        Console.raw("\r\u{1B}[K" + Self.cut(line, toColumns: Self.terminalColumns()))
+        Console.raw("\r\u{1B}[K" + Self.cut(line, toColumns: Self.terminalColumns()) + "\r")
     }
 
     /// Clears the line before the summary is printed.
@@ -100,7 +120,7 @@ struct StatusLine {
         }
     }
 
-    /// `line` cut to `columns` visible characters; escape sequences take no columns and are kept.
+    /// `line` cut to fit `columns` terminal columns; escape sequences take none and are kept.
     static func cut(_ line: String, toColumns columns: Int) -> String {
         var result = ""
         var visible = 0
@@ -108,13 +128,27 @@ struct StatusLine {
         for character in line {
             if character == "\u{1B}" { inEscape = true }
             if !inEscape {
-                guard visible < columns - 1 else { break }  // the last column would wrap on some terminals
-                visible += 1
+                let width = Self.columns(of: character)
+                guard visible + width <= columns - 1 else { break }  // the last column would wrap on some terminals
+                visible += width
             }
             result.append(character)
             if inEscape && character.isLetter { inEscape = false }
         }
         return result
+    }
+
+    /// The columns a character takes on a terminal: two for East Asian wide and fullwidth ones
+    /// (CJK, Hangul, fullwidth forms) and emoji, as wcwidth() counts them, else one. (wcwidth
+    /// itself needs a UTF-8 locale set, which hark does not set.)
+    static func columns(of character: Character) -> Int {
+        guard let scalar = character.unicodeScalars.first?.value, scalar >= 0x1100 else { return 1 }
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+            0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x2FFFD, 0x30000...0x3FFFD,
+        ]
+        return wide.contains { $0.contains(scalar) } ? 2 : 1
     }
 
     /// The terminal's width from TIOCGWINSZ, or 80.

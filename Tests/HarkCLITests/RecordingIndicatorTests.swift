@@ -18,6 +18,28 @@ import Testing
         #expect(result.screen.contains("hark: recorded 3.000 s"))
     }
 
+    /// Sent to the background (a job of an interactive shell), hark records on without drawing:
+    /// the line scribbled over the shell's prompt (and, with `stty tostop`, stopped the recording
+    /// at its first redraw after `bg`).
+    /// Each line drawn leaves the cursor at its start, so an echoed key cannot wrap it.
+    @Test func aBackgroundJobRecordsWithoutDrawingTheLine() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 5 * 48_000).alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("bg.flac")
+        // `set -m`: job control, so the job gets a process group of its own, not the terminal's.
+        let script = "set -m; " + harkCommand(["record", "-D", "pacedcap", "-d", "2", "-o", output]) + " 2>&1 & wait $!"
+        let session = try TerminalSession("sh -c " + shellQuoted(script), rig: rig)
+        let result = session.finish()
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(!result.screen.contains(" REC  pacedcap"), "no status line from the background: \(result.screen)")
+        try #require(try FLACTools.totalSamples(output) == 2 * 48_000)
+
+        let foreground = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "1", "-o", rig.path("fg.flac")]), rig: rig)
+        let drawn = foreground.finish()
+        #expect(drawn.screen.contains(" REC  pacedcap  0:00:00.") && drawn.screen.contains(" kB\r\r\u{1B}[K"),
+                "each line drawn ends at its start: \(drawn.screen.debugDescription)")
+    }
+
     @Test func theLineMetersEachChannelInDecibelsAndCountsClips() throws {
         // Left: a 1 kHz sine at half scale (peak -6.0 dBFS, RMS -9.0); right: a full-scale square,
         // every sample of which is clipped.

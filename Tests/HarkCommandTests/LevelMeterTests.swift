@@ -72,6 +72,21 @@ import Testing
         #expect(StatusLine.cut(line, toColumns: 8) == "\u{1B}[31m●\u{1B}[0m REC  ")
     }
 
+    /// A wide character (CJK, emoji) takes two columns: a source named in Japanese wrapped the
+    /// line on every redraw, as characters were counted, not columns.
+    @Test func wideCharactersTakeTwoColumns() {
+        let line = "● REC  日本語のマイク  0:00:01.2"
+        #expect(StatusLine.cut(line, toColumns: 12) == "● REC  日本")  // 7 + 2 + 2 columns = 11 of the 11 usable
+        #expect(StatusLine.cut(line, toColumns: 13) == "● REC  日本")  // a third wide one would need 13
+        #expect(StatusLine.columns(of: "A") == 1 && StatusLine.columns(of: "●") == 1 && StatusLine.columns(of: "🎤") == 2)
+    }
+
+    /// No redrawn line on a dumb terminal; no colour under NO_COLOR (no-color.org: set, and not empty).
+    @Test func aDumbTerminalGetsNoLineAndNoColorNoColour() {
+        #expect(!StatusLine.canRedraw(term: "dumb") && StatusLine.canRedraw(term: "xterm-256color") && StatusLine.canRedraw(term: nil))
+        #expect(!StatusLine.usesColour(noColor: "1") && StatusLine.usesColour(noColor: "") && StatusLine.usesColour(noColor: nil))
+    }
+
     @Test func moreThanTwoChannelsGetNumberedShortBars() {
         let level = ChannelLevel(peak: 0.5, rms: 0.25)
         let text = StatusLine.meterText(LevelWindow(channels: Array(repeating: level, count: 4), clippedSamples: 0))
