@@ -1,4 +1,4 @@
-# Sourced, not run (with need_programs): the paced rig the side-by-side comparisons record from (threads-vs-pipeline,
+# Sourced, not run: the paced rig the side-by-side comparisons record from (threads-vs-pipeline,
 # minute-cost-vs-arecord). A private PulseAudio in a new temporary directory: `paplay` plays
 # music-like input (hark-signal) into the null sink `music` over and over, and the virtual
 # microphone `mic` (module-remap-source over that sink's monitor) is the default source, so `-D
@@ -12,6 +12,8 @@
 # Sets `work` (the directory: in.raw, asoundrc with `pacedcap`, the server's home and runtime),
 # `hark` (the installed binary) and an EXIT trap that stops the player and the server and removes
 # `work`. SECONDS is how long the longest recording runs (the input is 30 s longer).
+source "$(dirname "${BASH_SOURCE[0]}")/needs.sh"
+
 start_music_rig() {
     local tool=$1 seconds=$2
     shift 2
@@ -45,14 +47,3 @@ A
     "$hark" permissions grant microphone 2>/dev/null
 }
 
-# Exits with one line naming the first of PROGRAMS that is not installed.
-#
-#   need_programs TOOL PROGRAM...
-need_programs() {
-    local tool=$1 program
-    shift
-    for program in "$@"; do
-        command -v "$program" >/dev/null \
-            || { echo "$tool: needs $program, which is not installed (scripts/install-deps installs it)" >&2; exit 1; }
-    done
-}
