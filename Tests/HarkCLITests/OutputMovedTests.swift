@@ -52,17 +52,25 @@ import Testing
         #expect(try FLACTools.test(moved).status == 0)
     }
 
+    /// Records with `arguments`, and once `audioIn` holds audio renames another file over
+    /// `name`; that file must be left as it was. The recording's result.
+    private func recordTakingTheName(of name: String, _ arguments: [String], onceAudioIn audioIn: String,
+                                     rig: ALSATestRig) throws -> ToolResult {
+        let recording = try startHark(["record", "-D", "pacedcap"] + arguments, rig: rig)
+        try OutputGrowth.waitForFLACAudio(audioIn, seconds: 0.3)
+        let otherBytes = try takeTheName(of: name, rig: rig)
+        let result = recording.wait()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: name)) == otherBytes, "the other file is left as it was")
+        return result
+    }
+
     /// Another file renamed over the name while it records (a second recorder given the same
     /// `-o`): that file keeps its own header, and hark says its recording is in no file.
     @Test func aFileRenamedOverTheNameKeepsItsOwnHeader() throws {
         let rig = try pacedRig(seconds: 8)
         let output = rig.path("same.flac")
-        let recording = try startHark(["record", "-D", "pacedcap", "-d", "3", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 0.5)
-        let otherBytes = try takeTheName(of: output, rig: rig)
-        let result = recording.wait()
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == otherBytes, "the other file is left as it was")
+        let result = try recordTakingTheName(of: output, ["-d", "3", "-o", output], onceAudioIn: output, rig: rig)
         #expect(result.errorLines.contains("hark: warning: '\(output)' was deleted or replaced by another file while it was recorded: "
             + "this recording is not in it"), "\(result.standardError)")
     }
@@ -72,12 +80,7 @@ import Testing
     @Test func aFinishedPartWhoseNameIsTakenIsLeftAloneAndNamed() throws {
         let rig = try pacedRig(seconds: 10)
         let first = rig.path("part.flac"), second = rig.path("part-2.flac")
-        let recording = try startHark(["record", "-D", "pacedcap", "-d", "6", "--max-file-time", "1", "-o", first], rig: rig)
-        try OutputGrowth.waitForFLACAudio(second, seconds: 0.2)
-        let otherBytes = try takeTheName(of: first, rig: rig)
-        let result = recording.wait()
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == otherBytes, "the other file is left as it was")
+        let result = try recordTakingTheName(of: first, ["-d", "6", "--max-file-time", "1", "-o", first], onceAudioIn: second, rig: rig)
         #expect(result.errorLines.contains("hark: warning: '\(first)' now names another file, left as it is: the part written there "
                     + "was moved away or replaced, without its first sample's time and loudness"), "\(result.standardError)")
         #expect(!result.standardError.contains("'\(second)' was"), "\(result.standardError)")
