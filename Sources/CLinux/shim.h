@@ -35,20 +35,22 @@ static const unsigned int hark_rename_noreplace = 1;  // RENAME_NOREPLACE in <li
 extern int fallocate(int fd, int mode, __off64_t offset, __off64_t len);
 static const int hark_falloc_keep_size = 1;  // FALLOC_FL_KEEP_SIZE in <linux/falloc.h>
 
-// statx(2)'s birth time (glibc declares statx only under _GNU_SOURCE): with the inode number, it
-// tells a recording's finished file from a new file that reuses the number of a deleted one. 0
-// and -1 in *seconds where the file system keeps no birth time.
+// statx(2) (glibc declares it only under _GNU_SOURCE): a file's device, inode number and birth
+// time in one lookup. With the inode number, the birth time tells a recording's finished file
+// from a new file that reuses the number of a deleted one; -1 in *birth_seconds where the file
+// system keeps none. `path` "" means the file open on `descriptor`; else `path`, links followed.
 #include <sys/stat.h>
 #include <linux/stat.h>
 extern int statx(int dirfd, const char *pathname, int flags, unsigned int mask, struct statx *statxbuf);
-// `path` "" means the file open on `descriptor`; else `path`, links followed.
-static inline int hark_birth_time(int descriptor, const char *path, long long *seconds, unsigned int *nanoseconds) {
+static inline int hark_file_identity(int descriptor, const char *path, unsigned long long *device, unsigned long long *inode,
+                                     long long *birth_seconds, unsigned int *birth_nanoseconds) {
     struct statx info;
     int empty = path[0] == 0;
-    if (statx(empty ? descriptor : -100 /* AT_FDCWD */, path, empty ? 0x1000 /* AT_EMPTY_PATH */ : 0, STATX_BTIME, &info) != 0) return -1;
-    if (!(info.stx_mask & STATX_BTIME)) { *seconds = -1; *nanoseconds = 0; return 0; }
-    *seconds = info.stx_btime.tv_sec;
-    *nanoseconds = info.stx_btime.tv_nsec;
+    if (statx(empty ? descriptor : AT_FDCWD, path, empty ? 0x1000 /* AT_EMPTY_PATH, a _GNU_SOURCE name */ : 0, STATX_INO | STATX_BTIME, &info) != 0) return -1;
+    *device = ((unsigned long long)info.stx_dev_major << 32) | info.stx_dev_minor;
+    *inode = info.stx_ino;
+    *birth_seconds = (info.stx_mask & STATX_BTIME) ? info.stx_btime.tv_sec : -1;
+    *birth_nanoseconds = (info.stx_mask & STATX_BTIME) ? info.stx_btime.tv_nsec : 0;
     return 0;
 }
 

@@ -168,22 +168,23 @@ public struct AccessLog: Sendable {
         return lstat(rotatedPath, &info) == 0
     }
 
-    /// Why the log or its rotated part is not read, a line each ("the access log … is writable by
-    /// other users (mode 666)"); empty when both are read (or absent). What cannot be trusted to
+    /// Why the log or its rotated part is not read, and what to do, a line each ("the access log
+    /// … is writable by other users (mode 666), so it is not read; move it away, or …"); empty
+    /// when both are read (or absent). What cannot be trusted to
     /// be hark's own writing is left out of `entries()`, so a command showing them says this too.
     public func untrustedParts() -> [String] {
         // A folder that is a link, another user's or writable by others, which a recording will
         // not write into, is not read either: what is in it may not be hark's writing.
         if let problem = directoryProblem() {
             return ["the access log's folder \(directory) \(problem.text), so the log is not read; "
-                + "make it a private folder of yours (chmod 700), not a link"]
+                + "move it away, or make it a private folder of yours (chmod 700)"]
         }
         return [rotatedPath, path].compactMap { file in
             do throws(SecureFile.Problem) {
                 _ = try SecureFile.readTrusted(file, maxBytes: 2 * maxBytes + 65_536)
                 return nil
             } catch {
-                return "the access log \(file) \(error.text), so it is not read"
+                return "the access log \(file) \(error.text), so it is not read; move it away, or make it a private file of yours (chmod 600)"
             }
         }
     }

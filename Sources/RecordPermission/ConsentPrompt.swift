@@ -1,6 +1,12 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Set by the SIGCONT handler while a prompt waits: the program was stopped (Ctrl-Z, SIGSTOP) and
+/// has been continued (`fg`), and the shell may have written over the question. An atomic store
+/// is all the handler does (async-signal-safe); the prompt's loop takes it.
+private let continuedWhilePrompting = Atomic<Bool>(false)
 
 /// The user's answer to the consent prompt.
 public enum PromptAnswer: Sendable, Equatable {
@@ -41,14 +47,34 @@ public struct TerminalPrompt: ConsentPrompting {
         let restore = Self.readLines(on: terminal)
         defer { restore() }
         tcflush(terminal, TCIFLUSH)
+        let question = "Allow \(appName) to use \(resource.displayName)? (a/o/d): "
+        // Told when the program is continued after a stop, to ask again (as sudo does): after
+        // Ctrl-Z and `fg` the user saw a shell's lines and then nothing to answer. Installed
+        // before the question shows, so a stop at any moment it is visible is caught.
+        var previous = sigaction()
+        var onContinue = sigaction()
+        onContinue.__sigaction_handler.sa_handler = { _ in continuedWhilePrompting.store(true, ordering: .relaxed) }
+        continuedWhilePrompting.store(false, ordering: .relaxed)
+        sigaction(SIGCONT, &onContinue, &previous)
+        // Unblocked on this thread while it asks: a mask inherited blocking it (a program started
+        // from a thread that blocks every signal, as Dispatch's do) would keep the handler from
+        // ever running.
+        var continueSignal = sigset_t(), maskBefore = sigset_t()
+        sigemptyset(&continueSignal)
+        sigaddset(&continueSignal, SIGCONT)
+        pthread_sigmask(SIG_UNBLOCK, &continueSignal, &maskBefore)
+        defer {
+            pthread_sigmask(SIG_SETMASK, &maskBefore, nil)
+            sigaction(SIGCONT, &previous, nil)
+        }
         show("""
 
             “\(appName)” would like to access \(resource.displayName).
               “\(purpose)”
             [a] Allow   [o] Allow Once   [d] Don't Allow
-            Allow \(appName) to use \(resource.displayName)? (a/o/d): 
+            \(question)
             """, on: terminal)
-        let answer = readAnswer(from: terminal)
+        let answer = readAnswer(from: terminal, askingAgain: question)
         switch answer {
         case .allow: show("Allowed.\n\n", on: terminal)
         case .allowOnce: show("Allowed for this run only.\n\n", on: terminal)
@@ -76,13 +102,15 @@ public struct TerminalPrompt: ConsentPrompting {
         return { _ = tcsetattr(terminal, TCSADRAIN, &saved) }
     }
 
-    /// Reads one line, or stops at end of input or a pending stop signal.
-    private func readAnswer(from terminal: Int32) -> PromptAnswer {
+    /// Reads one line, or stops at end of input or a pending stop signal; shows `question` again
+    /// when the program was continued after a stop.
+    private func readAnswer(from terminal: Int32, askingAgain question: String) -> PromptAnswer {
         var line: [UInt8] = []
         while true {
             if let signal = takePendingStopSignal() {
                 return .dismissed(reason: signal == SIGINT ? "interrupted" : "stopped by a signal")
             }
+            if continuedWhilePrompting.exchange(false, ordering: .relaxed) { show("\n" + question, on: terminal) }
             var request = pollfd(fd: terminal, events: Int16(POLLIN), revents: 0)
             let ready = poll(&request, 1, 100)
             if ready < 0 && errno != EINTR { return .dismissed(reason: "the terminal failed") }

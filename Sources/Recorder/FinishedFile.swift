@@ -14,28 +14,21 @@ struct FileIdentity: Equatable, Sendable {
     let birthSeconds: Int64
     let birthNanoseconds: UInt32
 
+    /// The file open on `descriptor`.
     init?(descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        self.init(info, birth: Self.birthTime(descriptor, ""))
+        self.init(descriptor, "")
     }
 
     /// The file `path` leads to now (symbolic links followed).
     init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info, birth: Self.birthTime(AT_FDCWD, path))
+        self.init(AT_FDCWD, path)
     }
 
-    private init(_ info: stat, birth: (seconds: Int64, nanoseconds: UInt32)) {
-        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-        (birthSeconds, birthNanoseconds) = birth
-    }
-
-    /// The birth time statx gives, or (-1, 0) where there is none.
-    private static func birthTime(_ descriptor: Int32, _ path: String) -> (seconds: Int64, nanoseconds: UInt32) {
-        var seconds: Int64 = -1, nanoseconds: UInt32 = 0
-        return hark_birth_time(descriptor, path, &seconds, &nanoseconds) == 0 ? (seconds, nanoseconds) : (-1, 0)
+    /// One statx lookup, so the fields are all of one file.
+    private init?(_ descriptor: Int32, _ path: String) {
+        var device: UInt64 = 0, inode: UInt64 = 0, seconds: Int64 = -1, nanoseconds: UInt32 = 0
+        guard hark_file_identity(descriptor, path, &device, &inode, &seconds, &nanoseconds) == 0 else { return nil }
+        (self.device, self.inode, birthSeconds, birthNanoseconds) = (device, inode, seconds, nanoseconds)
     }
 }
 
@@ -67,23 +60,40 @@ enum FinishedFile {
         case replaced
         /// A closed part that could not be opened again (the errno).
         case unopenable(Int32)
+        /// A closed part that could not be looked at when it was made, so is not known again.
+        case unverifiable
     }
 
-    /// A read-write descriptor on the file (the caller closes it), nil when it cannot be had as
-    /// the file that was written; and where the file is.
-    static func reopen(_ reach: Reach, path: String) -> (descriptor: Int32?, whereabouts: Whereabouts) {
+    /// A read-write descriptor on the file when `writing` (the caller closes it), nil when it
+    /// cannot be had as the file that was written or is not wanted; and where the file is. A
+    /// closed part is opened only when there is something to write (a raw part, or a file with
+    /// nothing to stamp, is only looked at: opening it for writing would tell programs watching
+    /// for finished files that it changed again).
+    static func reopen(_ reach: Reach, path: String, writing: Bool) -> (descriptor: Int32?, whereabouts: Whereabouts) {
         switch reach {
         case .descriptor(let open):
             let descriptor = dup(open)
             guard descriptor >= 0 else { return (nil, .unopenable(errno)) }
             var info = stat()
-            guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return (descriptor, .inPlace) }
-            if info.st_nlink == 0 { return (descriptor, .nameLost) }
-            return (descriptor, FileIdentity(path: path) == FileIdentity(descriptor: descriptor) ? .inPlace : .moved)
+            let whereabouts: Whereabouts
+            if fstat(descriptor, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG {
+                whereabouts = .inPlace
+            } else if info.st_nlink == 0 {
+                whereabouts = .nameLost
+            } else {
+                whereabouts = FileIdentity(path: path) == FileIdentity(descriptor: descriptor) ? .inPlace : .moved
+            }
+            if !writing { close(descriptor) }
+            return (writing ? descriptor : nil, whereabouts)
         case .name(let path, let identity):
+            guard let identity else { return (nil, .unverifiable) }
+            guard let now = FileIdentity(path: path) else { return (nil, errno == ENOENT ? .gone : .unopenable(errno)) }
+            guard now == identity else { return (nil, .replaced) }
+            guard writing else { return (nil, .inPlace) }
             let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 else { return (nil, errno == ENOENT ? .gone : .unopenable(errno)) }
-            guard let identity, FileIdentity(descriptor: descriptor) == identity else {
+            // Looked up again through the descriptor: the name may have changed hands in between.
+            guard FileIdentity(descriptor: descriptor) == identity else {
                 close(descriptor)
                 return (nil, .replaced)
             }

@@ -133,6 +133,7 @@ public struct AstrayFile: Sendable, Equatable {
         case .replaced: "'\(path)' now names another file, left as it is: the part written there was moved away or replaced"
             + (missedStamps ? ", without its first sample's time and loudness" : "")
         case .unopenable(let code): "'\(path)' could not be opened again when the recording ended (\(String(cString: strerror(code))))" + missed
+        case .unverifiable: "'\(path)' could not be checked when it was made, so is not known again" + missed
         }
     }
 }

@@ -219,13 +219,13 @@ final class SessionOutput {
             if index < loudness.meters.count, let meter = loudness.meters[index] {
                 edits.append(LoudnessStamp(measurement: meter.measurement).edit(for: codec))
             }
-            let (descriptor, whereabouts) = FinishedFile.reopen(reach, path: file)
+            let stampsHeader = !edits.isEmpty && { if case .raw = codec { false } else { true } }()
+            let (descriptor, whereabouts) = FinishedFile.reopen(reach, path: file, writing: stampsHeader)
             if whereabouts != .inPlace {
-                let stampsHeader = !edits.isEmpty && { if case .raw = codec { false } else { true } }()
-                astray.append(AstrayFile(path: file, whereabouts: whereabouts, missedStamps: descriptor == nil && stampsHeader))
+                astray.append(AstrayFile(path: file, whereabouts: whereabouts, missedStamps: stampsHeader && descriptor == nil))
             }
             guard let descriptor else { continue }
-            if !edits.isEmpty { HeaderPatch.apply(to: descriptor, codec: codec, edits: edits) }
+            HeaderPatch.apply(to: descriptor, codec: codec, edits: edits)
             close(descriptor)
         }
         return astray

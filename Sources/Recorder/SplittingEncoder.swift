@@ -72,7 +72,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Where each file starts in the recording, in frames (0 for the first, unless sound
     /// activation skipped the start); beside `paths`.
     private(set) var fileStartFrames: [Int]
-    /// Which file each of `paths` was when it was made (nil: not a regular file); beside `paths`.
+    /// Which file each of `paths` was when it was made (nil: it could not be looked at); beside
+    /// `paths`.
     private(set) var fileIdentities: [FileIdentity?]
     /// The last file's descriptor, still open: it reaches that file wherever it was moved.
     var lastFileDescriptor: Int32? { paths.isEmpty ? nil : output.fileDescriptor }

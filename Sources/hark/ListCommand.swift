@@ -65,8 +65,6 @@ struct ListCommand: ParsableCommand {
 /// empty list would be a false answer.
 func failIfUntrusted(_ problems: [String]) throws {
     guard let last = problems.last else { return }
-    // A problem that carries its own remedy (the log's folder) keeps it.
-    func advised(_ problem: String) -> String { problem.contains("; ") ? problem : problem + "; move it away, or make it a private file of yours (chmod 600)" }
-    problems.dropLast().forEach { Console.error(advised($0)) }
-    throw CommandFailure(message: advised(last), exitCode: ExitStatus.noPermission)
+    problems.dropLast().forEach(Console.error)
+    throw CommandFailure(message: last, exitCode: ExitStatus.noPermission)
 }

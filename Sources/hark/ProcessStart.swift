@@ -18,16 +18,30 @@ enum ProcessStart {
         }
     }
 
-    /// "output" or "error" when `path` names standard output or error through a device link
-    /// (`/dev/stdout`, `/dev/fd/2`, `/proc/self/fd/1`) and that stream is closed: opened
-    /// read-only, as `reserveStandardDescriptors` leaves a closed one. Such a name would reach the
-    /// `/dev/null` standing in for it, and the recording vanish there. Nil otherwise.
+    /// "output" or "error" when `path` names standard output or error through the descriptor
+    /// links (`/dev/stdout`, `/dev/fd/2`, `/proc/self/fd/1`, or a link to one) and that stream is
+    /// closed: opened read-only, as `reserveStandardDescriptors` leaves a closed one. Such a name
+    /// would reach the `/dev/null` standing in for it, and the recording vanish there.
     static func closedStandardStream(named path: String) -> String? {
-        let names: [Int32: [String]] = [1: ["/dev/stdout"], 2: ["/dev/stderr"]]
-        for (descriptor, streamNames) in names
-        where (streamNames + ["/dev/fd/\(descriptor)", "/proc/self/fd/\(descriptor)"]).contains(path) {
-            let flags = fcntl(descriptor, F_GETFL)
-            return flags == -1 || flags & O_ACCMODE == O_RDONLY ? (descriptor == 1 ? "output" : "error") : nil
+        guard let descriptor = descriptorNamed(by: path), descriptor == 1 || descriptor == 2 else { return nil }
+        let flags = fcntl(descriptor, F_GETFL)
+        return flags == -1 || flags & O_ACCMODE == O_RDONLY ? (descriptor == 1 ? "output" : "error") : nil
+    }
+
+    /// The descriptor `path` names through `/dev/fd/N` or `/proc/{self,thread-self,PID}/fd/N`,
+    /// its symbolic links followed (`/dev/stdout` is one) up to the descriptor's own; nil for any
+    /// other file.
+    private static func descriptorNamed(by path: String) -> Int32? {
+        let prefixes = ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/proc/\(getpid())/fd/"]
+        var current = path
+        for _ in 0..<8 {
+            for prefix in prefixes where current.hasPrefix(prefix) { return Int32(current.dropFirst(prefix.count)) }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, Int(PATH_MAX))
+            guard length > 0 else { return nil }
+            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let directory = current.lastIndex(of: "/").map { String(current[...$0]) } ?? ""
+            current = target.hasPrefix("/") ? target : directory + target
         }
         return nil
     }

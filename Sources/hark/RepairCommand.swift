@@ -76,7 +76,6 @@ struct RepairCommand: ParsableCommand {
             Console.notice("no unfinished recordings: every recording the access log knows of ended")
             return
         }
-        untrusted.forEach { Console.error("warning: " + $0) }
         var all: [RepairOutcome] = []
         for (start, _) in recordings {
             let files = start.outputs.isEmpty ? "to stdout only: nothing to repair" : start.outputs.joined(separator: ", ")
@@ -88,7 +87,13 @@ struct RepairCommand: ParsableCommand {
             if write && outcomes.allSatisfy(\.leavesFileWhole) { try? log.appendEvent(.repaired, recordingID: start.id) }
         }
         let code = Self.exitCode(all)
-        if code != 0 { throw ExitCode(code) }
+        // A part of the log not read may hold more unfinished recordings: said last, and with 77
+        // (as hark list) when what was read needed nothing.
+        if code != 0 {
+            untrusted.forEach { Console.error("warning: " + $0) }
+            throw ExitCode(code)
+        }
+        try failIfUntrusted(untrusted)
     }
 
     /// Files repaired by name are the natural way to mend a killed recording: an unfinished

@@ -27,6 +27,8 @@ struct StatusLine {
     let isEnabled: Bool
     private let usesColour: Bool
     private var lastDrawnTenth = -1
+    /// Whether a line is on the terminal (drawn, and not cleared since).
+    private var isShown = false
     private var clippedSamples = 0
     private var lastLevels: LevelWindow?
 
@@ -44,8 +46,13 @@ struct StatusLine {
 
     private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
-    /// Whether hark is the terminal's foreground job (not sent to the background with `bg`).
-    private static var isInForeground: Bool { tcgetpgrp(STDERR_FILENO) == getpgrp() }
+    /// Whether hark is the terminal's foreground job (not sent to the background with `bg`). A
+    /// terminal that is not hark's controlling one (`2>/dev/pts/3`, `setsid`) has no foreground
+    /// job to be (tcgetpgrp fails): drawn there, as nothing else writes to it through hark's job.
+    private static var isInForeground: Bool {
+        let foreground = tcgetpgrp(STDERR_FILENO)
+        return foreground == -1 || foreground == getpgrp()
+    }
 
     /// Redraws at most ten times a second (when the shown tenth changes).
     mutating func update(_ progress: RecordingProgress) {
@@ -73,11 +80,15 @@ struct StatusLine {
             line += "  " + Self.meterText(levels) + "  clip \(clippedSamples)"
         }
         Console.raw("\r\u{1B}[K" + Self.cut(line, toColumns: Self.terminalColumns()) + "\r")
+        isShown = true
     }
 
-    /// Clears the line before the summary is printed.
-    func clear() {
-        if isEnabled { Console.raw("\r\u{1B}[K") }
+    /// Clears the line before the summary is printed: only one that is there, and not from the
+    /// background, where it would wipe what the user is typing at the shell.
+    mutating func clear() {
+        guard isEnabled, isShown, Self.isInForeground else { return }
+        Console.raw("\r\u{1B}[K")
+        isShown = false
     }
 
     static func meterText(_ levels: LevelWindow) -> String {
@@ -139,10 +150,12 @@ struct StatusLine {
     }
 
     /// The columns a character takes on a terminal: two for East Asian wide and fullwidth ones
-    /// (CJK, Hangul, fullwidth forms) and emoji, as wcwidth() counts them, else one. (wcwidth
-    /// itself needs a UTF-8 locale set, which hark does not set.)
+    /// (CJK, Hangul, fullwidth forms) and emoji shown as emoji, else one: close to what wcwidth()
+    /// counts (which needs a UTF-8 locale set, which hark does not set).
     static func columns(of character: Character) -> Int {
-        guard let scalar = character.unicodeScalars.first?.value, scalar >= 0x1100 else { return 1 }
+        guard let first = character.unicodeScalars.first, first.value >= 0x1100 else { return 1 }
+        if first.properties.isEmojiPresentation { return 2 }
+        let scalar = first.value
         let wide: [ClosedRange<UInt32>] = [
             0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,

@@ -71,7 +71,28 @@ import Testing
         #expect(settings.count == 2 && settings[0] == settings[1], "the terminal is as hark found it: \(settings)")
     }
 
-    /// The administrator's restriction made while the prompt waits is not answered past: no device
+    /// Stopped at the prompt (Ctrl-Z, SIGSTOP) and continued (`fg`), hark asks again, as sudo
+    /// does: the user saw the shell's lines and then a bare line with nothing to answer.
+    @Test func aPromptStoppedAndContinuedAsksAgain() throws {
+        let (rig, _) = try undecidedRig()
+        let script = "echo pid=$$; exec " + harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", rig.path("cont.flac")])
+        let session = try TerminalSession("sh -c " + shellQuoted(script), rig: rig)
+        #expect(session.waitFor(promptQuestion), "\(session.screen)")
+        let pid = try #require(session.screen.firstMatch(of: /pid=(\d+)/).flatMap { pid_t($0.1) }, "\(session.screen)")
+        #expect(kill(pid, SIGSTOP) == 0)
+        usleep(200_000)
+        #expect(kill(pid, SIGCONT) == 0)
+        usleep(100_000)
+        #expect(kill(session.scriptProcessIdentifier, SIGCONT) == 0)  // `script` stopped itself with hark
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
+        while session.screen.components(separatedBy: promptQuestion).count < 3, Date() < deadline { usleep(20_000) }
+        // Asked again (twice here: `script`, continued, continues hark once more).
+        #expect(session.screen.components(separatedBy: promptQuestion).count >= 3, "asked again: \(session.screen)")
+        session.type("o\n")
+        #expect(session.finish().status == 0)
+    }
+
+
     /// opened, no file, nothing stored (the device opened, a file was made and "authorized" stored).
     @Test(arguments: ["a\n", "o\n"])
     func aRestrictionMadeWhileThePromptWaitsRefusesTheAnswer(answer: String) throws {

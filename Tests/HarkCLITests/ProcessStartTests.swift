@@ -42,7 +42,10 @@ import Testing
         #expect(toClosedStdout.status == 74, "\(toClosedStdout.standardError)")
         #expect(toClosedStdout.errorLines == ["hark: cannot write the output: Bad file descriptor"], "\(toClosedStdout.standardError)")
         // Named through its device link, it would reach the /dev/null standing in for it.
-        for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        let link = rig.path("to-stdout")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/stdout")
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        for name in ["/dev/stdout", "/dev/fd/1", "/dev/fd/01", "/proc/self/fd/1", link] {
             let named = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "--format", "flac", "-o", name])) >&-", rig: rig)
             #expect(named.status == 73, "\(name): \(named.standardError)")
             #expect(named.errorLines == ["hark: cannot create '\(name)': standard output is closed"], "\(named.standardError)")

@@ -36,7 +36,7 @@ import Testing
 
         let foreground = try TerminalSession(harkCommand(["record", "-D", "pacedcap", "-d", "1", "-o", rig.path("fg.flac")]), rig: rig)
         let drawn = foreground.finish()
-        #expect(drawn.screen.contains(" REC  pacedcap  0:00:00.") && drawn.screen.contains(" kB\r\r\u{1B}[K"),
+        #expect(drawn.screen.contains("\u{1B}[31m●\u{1B}[0m REC  pacedcap  0:00:00.") && drawn.screen.contains("\r\r\u{1B}[K"),
                 "each line drawn ends at its start: \(drawn.screen.debugDescription)")
     }
 

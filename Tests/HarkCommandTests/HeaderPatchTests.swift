@@ -67,25 +67,28 @@ import Testing
         let (other, _) = try Self.makeFile()
         defer { unlink(path); unlink(other) }
         let written = try #require(FileIdentity(path: path))
-        let (inPlace, here) = FinishedFile.reopen(.name(path, written), path: path)
+        let (inPlace, here) = FinishedFile.reopen(.name(path, written), path: path, writing: true)
         #expect(inPlace != nil && here == .inPlace)
         if let inPlace { close(inPlace) }
+        let (notOpened, stillHere) = FinishedFile.reopen(.name(path, written), path: path, writing: false)
+        #expect(notOpened == nil && stillHere == .inPlace, "looked at, not opened, when there is nothing to write")
+        #expect(FinishedFile.reopen(.name(path, nil), path: path, writing: true).whereabouts == .unverifiable)
 
         let open = Glibc.open(path, O_RDWR)
         defer { close(open) }
         let moved = path + ".moved"
         #expect(rename(path, moved) == 0)
-        let (_, gone) = FinishedFile.reopen(.name(path, written), path: path)
+        let (_, gone) = FinishedFile.reopen(.name(path, written), path: path, writing: true)
         #expect(gone == .gone)
-        let (movedDescriptor, wentTo) = FinishedFile.reopen(.descriptor(open), path: path)
+        let (movedDescriptor, wentTo) = FinishedFile.reopen(.descriptor(open), path: path, writing: true)
         #expect(wentTo == .moved)
         if let movedDescriptor { close(movedDescriptor) }
 
         #expect(rename(other, path) == 0)
-        let (none, replaced) = FinishedFile.reopen(.name(path, written), path: path)
+        let (none, replaced) = FinishedFile.reopen(.name(path, written), path: path, writing: true)
         #expect(none == nil && replaced == .replaced)
         #expect(unlink(moved) == 0)
-        let (lostDescriptor, lost) = FinishedFile.reopen(.descriptor(open), path: path)
+        let (lostDescriptor, lost) = FinishedFile.reopen(.descriptor(open), path: path, writing: true)
         #expect(lost == .nameLost)
         if let lostDescriptor { close(lostDescriptor) }
     }

@@ -23,12 +23,19 @@ final class TerminalSession {
         process.arguments = ["-q", "-f", "-e", "-c", width + "exec " + command, "/dev/null"]
         var environment = rig.environment
         environment["SHELL"] = "/bin/sh"  // what `script` runs the command with; CI may not set it
+        // A terminal that redraws, with colour, whatever the machine running the tests has.
+        environment["TERM"] = "xterm"
+        environment.removeValue(forKey: "NO_COLOR")
         process.environment = environment
         process.standardInput = keyboard
         process.standardOutput = try FileHandle(forWritingTo: screenFile)
         process.standardError = FileHandle.nullDevice
         try process.run()
     }
+
+    /// The `script` process that holds the terminal. It stops itself when the program on the
+    /// terminal is stopped (job control), so a test that stops the program continues both.
+    var scriptProcessIdentifier: pid_t { process.processIdentifier }
 
     /// Everything the terminal has shown so far.
     var screen: String { (try? String(contentsOf: screenFile, encoding: .utf8)) ?? "" }
