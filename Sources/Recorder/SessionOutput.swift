@@ -201,9 +201,9 @@ final class SessionOutput {
         let files: [(path: String, startFrame: Int, reach: FinishedFile.Reach)]
         if let splitter {
             files = splitter.paths.indices.map { index in
-                let reach: FinishedFile.Reach = index == splitter.paths.count - 1
-                    ? splitter.lastFileDescriptor.map { .descriptor($0) } ?? .name(splitter.paths[index], splitter.fileIdentities[index])
-                    : .name(splitter.paths[index], splitter.fileIdentities[index])
+                let byName = FinishedFile.Reach.name(splitter.paths[index], splitter.fileIdentities[index])
+                let isLast = index == splitter.paths.count - 1
+                let reach = isLast ? splitter.lastFileDescriptor.map { .descriptor($0) } ?? byName : byName
                 return (splitter.paths[index], splitter.fileStartFrames[index], reach)
             }
         } else {
