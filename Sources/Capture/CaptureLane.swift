@@ -37,6 +37,15 @@ public final class CaptureLane: @unchecked Sendable {
     /// Frames the capture thread committed to `ring`: the positions of `silence`'s gaps.
     /// Capture thread only.
     var framesCommitted = 0
+    /// While a source that is not live waits for this lane's room: the room last seen, and when
+    /// it last changed (nothing is written while the source waits, so a change is the encoder
+    /// taking frames). -1 when the lane is not being waited for. Capture thread only.
+    private var roomLastSeen = -1
+    private var roomLastChanged = 0
+    /// How long an encoder may take nothing before a source that is not live stops waiting for
+    /// it: longer than any split's fsync or scheduling delay seen on a loaded machine, short
+    /// enough that a stalled pipe reader holds the other outputs back by only that much.
+    static let stalledAfterNanoseconds = 2_000_000_000
     private let closed = Atomic<Bool>(false)
 
     public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1) {
@@ -54,6 +63,24 @@ public final class CaptureLane: @unchecked Sendable {
     }
 
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+    /// Whether a source that is not live should wait for this lane before reading a period of
+    /// `wanted` frames: its ring has less room than that, and its encoder has taken frames within
+    /// `stalledAfterNanoseconds`. Capture thread only; real-time safe (loads and stores).
+    func isWaitedFor(wanted: Int, now: Int) -> Bool {
+        let room = ring.writableFrames(upTo: wanted)
+        guard room < wanted else { forgetRoom(); return false }
+        if room != roomLastSeen {
+            roomLastSeen = room
+            roomLastChanged = now
+        }
+        return now - roomLastChanged < Self.stalledAfterNanoseconds
+    }
+
+    /// The lane has room: a later wait for it starts its stall clock afresh.
+    func forgetRoom() {
+        roomLastSeen = -1
+    }
 
     /// Wakes the encoder if the ring holds `wakeFrames` or more beyond the held frames. Capture
     /// thread, after a commit; real-time safe (three atomic loads, and `sem_post`).

@@ -16,7 +16,9 @@ import Glibc
 /// without saying so is found by `TimelineGuard`, and either loss can be padded with silence (a
 /// gap in each lane's schedule, which that output's encoder thread fills); any other device error
 /// ends capture with `.deviceLost`. A full ring costs only its own output frames (see `CaptureLane`),
-/// and an output that has ended is no longer fed; once every output has ended, capture stops.
+/// and an output that has ended is no longer fed; once every output has ended, capture stops. A
+/// source that is not live (it got ahead of the wall clock: a file) is waited for instead, except
+/// by an output whose encoder has taken nothing for seconds.
 public struct CaptureLoop<Source: CaptureSource>: Sendable {
     public let device: Source
     /// One per output, in the order the outputs were given.
@@ -67,6 +69,13 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // a file, and a full ring would block the capture thread into a device overrun instead of
         // a counted drop. A file source is ahead by orders of magnitude more.
         let liveSlackFrames = device.negotiated.bufferFrames
+        // Once ahead, a source stays "not live" for the rest of the recording: only a source that
+        // is not paced can ever get ahead, and one that is not paced does not start to be. Judged
+        // afresh each time (as it was), a file source read by an encoder slower than real time (a
+        // loaded machine, a split's fsync) fell behind the wall clock once the ring's lead was
+        // spent, was taken for live, and lost whole periods it could have waited for (CI caught a
+        // split recording from the test rig's file source 0.2 s short of the input's audio).
+        var isSourceAhead = false
         // How long one wait for the device may last: two periods (at least 100 ms). A period's
         // audio wakes it sooner; the timeout only bounds a stall. At 100 ms, shorter than the
         // default 125 ms period, every wait timed out before the period was complete, which cost a
@@ -143,20 +152,26 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
 
             // The period is read into the first open lane with room, and copied to the others.
             var target: CaptureLane?
-            var isSomeRingFull = false
+            var isSomeRingShort = false
             var openLanes = 0
             for lane in lanes where !lane.isClosed {
                 openLanes += 1
-                if lane.ring.writableFrames(upTo: 1) == 0 {
-                    isSomeRingFull = true
-                } else if target == nil {
-                    target = lane
-                }
+                let room = lane.ring.writableFrames(upTo: wanted)
+                if room < wanted { isSomeRingShort = true } else { lane.forgetRoom() }
+                if room > 0, target == nil { target = lane }
             }
             if openLanes == 0 { return (.stopRequested, 0) }  // every output has ended
-            if isSomeRingFull {
-                let elapsedFrames = (MonotonicClock.nanoseconds() - startTime) / 1000 * rate / 1_000_000
-                if captured > elapsedFrames + liveSlackFrames + elapsedFrames / 1000 {
+            if isSomeRingShort {
+                let now = MonotonicClock.nanoseconds()
+                if !isSourceAhead {
+                    let elapsedFrames = (now - startTime) / 1000 * rate / 1_000_000
+                    isSourceAhead = captured > elapsedFrames + liveSlackFrames + elapsedFrames / 1000
+                }
+                // A source that is not live loses nothing by waiting, so it waits for every output
+                // to have room for the whole period, except an output whose encoder has taken
+                // nothing for a while (a pipe whose reader stopped reading): that one drops, so it
+                // cannot hold the others back. A live source never waits: its device would overrun.
+                if isSourceAhead, lanes.contains(where: { !$0.isClosed && $0.isWaitedFor(wanted: wanted, now: now) }) {
                     MonotonicClock.sleep(nanoseconds: 1_000_000)
                     continue
                 }
@@ -296,7 +311,8 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         return (step, requested)
     }
 
-    /// Every open ring is full and the source is live: keep the device from overrunning by
+    /// Every open ring is full, and the source is live or those rings' encoders have stalled: keep
+    /// the device from overrunning (or a file source's other outputs from waiting for ever) by
     /// reading one period into the device-owned scratch space, and count those frames as dropped
     /// for every open output.
     private func discardOnePeriod(frames: Int) -> CaptureStep {
