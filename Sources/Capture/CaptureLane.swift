@@ -38,10 +38,11 @@ public final class CaptureLane: @unchecked Sendable {
     /// Capture thread only.
     var framesCommitted = 0
     /// While a source that is not live waits for this lane's room: the room last seen, and when
-    /// it last changed (nothing is written while the source waits, so a change is the encoder
-    /// taking frames). -1 when the lane is not being waited for. Capture thread only.
+    /// it last grew. Only the encoder taking frames makes it grow (the capture thread's writes
+    /// shrink it), so a lane whose room has not grown for a while has a stalled encoder. -1 when
+    /// the lane is not being waited for. Capture thread only.
     private var roomLastSeen = -1
-    private var roomLastChanged = 0
+    private var roomLastGrew = 0
     /// How long an encoder may take nothing before a source that is not live stops waiting for
     /// it: longer than any split's fsync or scheduling delay seen on a loaded machine, short
     /// enough that a stalled pipe reader holds the other outputs back by only that much.
@@ -70,11 +71,9 @@ public final class CaptureLane: @unchecked Sendable {
     func isWaitedFor(wanted: Int, now: Int) -> Bool {
         let room = ring.writableFrames(upTo: wanted)
         guard room < wanted else { forgetRoom(); return false }
-        if room != roomLastSeen {
-            roomLastSeen = room
-            roomLastChanged = now
-        }
-        return now - roomLastChanged < Self.stalledAfterNanoseconds
+        if room > roomLastSeen { roomLastGrew = now }
+        roomLastSeen = room
+        return now - roomLastGrew < Self.stalledAfterNanoseconds
     }
 
     /// The lane has room: a later wait for it starts its stall clock afresh.

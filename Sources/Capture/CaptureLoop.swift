@@ -171,7 +171,15 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 // to have room for the whole period, except an output whose encoder has taken
                 // nothing for a while (a pipe whose reader stopped reading): that one drops, so it
                 // cannot hold the others back. A live source never waits: its device would overrun.
-                if isSourceAhead, lanes.contains(where: { !$0.isClosed && $0.isWaitedFor(wanted: wanted, now: now) }) {
+                // Every lane is looked at (not just up to the first waited for), so each one's
+                // stall clock sees its room whenever the loop waits.
+                var isSomeLaneWaitedFor = false
+                if isSourceAhead {
+                    for lane in lanes where !lane.isClosed {
+                        if lane.isWaitedFor(wanted: wanted, now: now) { isSomeLaneWaitedFor = true }
+                    }
+                }
+                if isSomeLaneWaitedFor {
                     MonotonicClock.sleep(nanoseconds: 1_000_000)
                     continue
                 }
