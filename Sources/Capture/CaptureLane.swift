@@ -37,16 +37,13 @@ public final class CaptureLane: @unchecked Sendable {
     /// Frames the capture thread committed to `ring`: the positions of `silence`'s gaps.
     /// Capture thread only.
     var framesCommitted = 0
-    /// While a source that is not live waits for this lane's room: the room last seen, and when
-    /// it last grew. Only the encoder taking frames makes it grow (the capture thread's writes
-    /// shrink it), so a lane whose room has not grown for a while has a stalled encoder. -1 when
-    /// the lane is not being waited for. Capture thread only.
+    /// While a source that is not live waits for this lane's room: the room last seen (-1 when
+    /// the lane is not waited for), when it was seen, and how long it has not grown. Only the
+    /// encoder taking frames makes it grow (the capture thread's writes shrink it). Capture
+    /// thread only.
     private var roomLastSeen = -1
-    private var roomLastGrew = 0
-    /// How long an encoder may take nothing before a source that is not live stops waiting for
-    /// it: longer than any split's fsync or scheduling delay seen on a loaded machine, short
-    /// enough that a stalled pipe reader holds the other outputs back by only that much.
-    static let stalledAfterNanoseconds = 2_000_000_000
+    private var roomLastLook = 0
+    private var roomStuckNanoseconds = 0
     private let closed = Atomic<Bool>(false)
 
     public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1) {
@@ -66,14 +63,23 @@ public final class CaptureLane: @unchecked Sendable {
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
 
     /// Whether a source that is not live should wait for this lane before reading a period of
-    /// `wanted` frames: its ring has less room than that, and its encoder has taken frames within
-    /// `stalledAfterNanoseconds`. Capture thread only; real-time safe (loads and stores).
-    func isWaitedFor(wanted: Int, now: Int) -> Bool {
+    /// `wanted` frames: its ring has less room than that, and its room has grown within
+    /// `stalledAfterNanoseconds` (of time spent looking, in steps of at most 10 ms, so a process
+    /// stopped with Ctrl-Z, whose encoder was stopped too, does not come back to a stall). The
+    /// room grows in steps as large as the encoder's batches, which can be a whole ring: the
+    /// caller allows for one batch written at a fraction of real time. Capture thread only;
+    /// real-time safe (loads and stores).
+    func isWaitedFor(wanted: Int, now: Int, stalledAfterNanoseconds: Int) -> Bool {
         let room = ring.writableFrames(upTo: wanted)
         guard room < wanted else { forgetRoom(); return false }
-        if room > roomLastSeen { roomLastGrew = now }
+        if room > roomLastSeen {
+            roomStuckNanoseconds = 0
+        } else {
+            roomStuckNanoseconds += min(now - roomLastLook, 10_000_000)
+        }
         roomLastSeen = room
-        return now - roomLastGrew < Self.stalledAfterNanoseconds
+        roomLastLook = now
+        return roomStuckNanoseconds < stalledAfterNanoseconds
     }
 
     /// The lane has room: a later wait for it starts its stall clock afresh.

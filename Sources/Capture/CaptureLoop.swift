@@ -17,8 +17,8 @@ import Glibc
 /// gap in each lane's schedule, which that output's encoder thread fills); any other device error
 /// ends capture with `.deviceLost`. A full ring costs only its own output frames (see `CaptureLane`),
 /// and an output that has ended is no longer fed; once every output has ended, capture stops. A
-/// source that is not live (it got ahead of the wall clock: a file) is waited for instead, except
-/// by an output whose encoder has taken nothing for seconds.
+/// source that is not live (it got ahead of the wall clock: a file) waits for a full ring instead,
+/// unless that ring's encoder has stalled and another output has room.
 public struct CaptureLoop<Source: CaptureSource>: Sendable {
     public let device: Source
     /// One per output, in the order the outputs were given.
@@ -69,12 +69,13 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // a file, and a full ring would block the capture thread into a device overrun instead of
         // a counted drop. A file source is ahead by orders of magnitude more.
         let liveSlackFrames = device.negotiated.bufferFrames
-        // Once ahead, a source stays "not live" for the rest of the recording: only a source that
-        // is not paced can ever get ahead, and one that is not paced does not start to be. Judged
-        // afresh each time (as it was), a file source read by an encoder slower than real time (a
-        // loaded machine, a split's fsync) fell behind the wall clock once the ring's lead was
-        // spent, was taken for live, and lost whole periods it could have waited for (CI caught a
-        // split recording from the test rig's file source 0.2 s short of the input's audio).
+        // Once ahead, a source stays "not live" for the rest of the recording: a paced one cannot
+        // get ahead (the slack above covers a fast crystal), and one that is not paced does not
+        // start to be. Judged afresh each time (as it was), a file source read by an encoder
+        // slower than real time (a loaded machine, a split's fsync) fell behind the wall clock once
+        // the ring's lead was spent, was taken for live, and lost whole periods it could have
+        // waited for (CI caught a split recording from the test rig's file source 0.2 s short of
+        // the input's audio).
         var isSourceAhead = false
         // How long one wait for the device may last: two periods (at least 100 ms). A period's
         // audio wakes it sooner; the timeout only bounds a stall. At 100 ms, shorter than the
@@ -153,11 +154,12 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             // The period is read into the first open lane with room, and copied to the others.
             var target: CaptureLane?
             var isSomeRingShort = false
+            var isSomeRingRoomy = false
             var openLanes = 0
             for lane in lanes where !lane.isClosed {
                 openLanes += 1
                 let room = lane.ring.writableFrames(upTo: wanted)
-                if room < wanted { isSomeRingShort = true } else { lane.forgetRoom() }
+                if room < wanted { isSomeRingShort = true } else { isSomeRingRoomy = true }
                 if room > 0, target == nil { target = lane }
             }
             if openLanes == 0 { return (.stopRequested, 0) }  // every output has ended
@@ -167,21 +169,26 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                     let elapsedFrames = (now - startTime) / 1000 * rate / 1_000_000
                     isSourceAhead = captured > elapsedFrames + liveSlackFrames + elapsedFrames / 1000
                 }
-                // A source that is not live loses nothing by waiting, so it waits for every output
-                // to have room for the whole period, except an output whose encoder has taken
-                // nothing for a while (a pipe whose reader stopped reading): that one drops, so it
-                // cannot hold the others back. A live source never waits: its device would overrun.
-                // Every lane is looked at (not just up to the first waited for), so each one's
-                // stall clock sees its room whenever the loop waits.
-                var isSomeLaneWaitedFor = false
+                // A source that is not live loses nothing by waiting, so it waits for a ring
+                // without room for the whole period, unless the ring's encoder has taken nothing
+                // for a long while (a pipe whose reader stopped reading) and another output has
+                // room: only then does that one drop, so it cannot hold the others back. With no
+                // output that has room, a drop would help nobody. A live source never waits: its
+                // device would overrun. Every lane is looked at, so each one's stall clock sees
+                // every wait.
                 if isSourceAhead {
+                    var isSomeLaneWaitedFor = false
                     for lane in lanes where !lane.isClosed {
-                        if lane.isWaitedFor(wanted: wanted, now: now) { isSomeLaneWaitedFor = true }
+                        // A whole ring taken as one batch and written at a quarter of real time.
+                        let stalledAfter = max(2_000_000_000, 4 * lane.ring.capacityFrames * 1_000_000_000 / rate)
+                        if lane.isWaitedFor(wanted: wanted, now: now, stalledAfterNanoseconds: stalledAfter) {
+                            isSomeLaneWaitedFor = true
+                        }
                     }
-                }
-                if isSomeLaneWaitedFor {
-                    MonotonicClock.sleep(nanoseconds: 1_000_000)
-                    continue
+                    if isSomeLaneWaitedFor || !isSomeRingRoomy {
+                        MonotonicClock.sleep(nanoseconds: 1_000_000)
+                        continue
+                    }
                 }
             }
 
@@ -319,8 +326,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         return (step, requested)
     }
 
-    /// Every open ring is full, and the source is live or those rings' encoders have stalled: keep
-    /// the device from overrunning (or a file source's other outputs from waiting for ever) by
+    /// Every open ring is full and the source is live: keep the device from overrunning by
     /// reading one period into the device-owned scratch space, and count those frames as dropped
     /// for every open output.
     private func discardOnePeriod(frames: Int) -> CaptureStep {

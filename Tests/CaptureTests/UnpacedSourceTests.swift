@@ -8,14 +8,19 @@ import Testing
 /// A source that is not live (a file, the test rig's `filecap`) loses nothing by waiting, so the
 /// capture loop waits for its outputs' encoders instead of dropping: also once an encoder slower
 /// than real time has spent the ring's lead over the wall clock, which is what a split's fsync on
-/// a loaded machine does. Only an output whose encoder takes nothing for seconds (a stalled pipe
-/// reader) is given up on, so that it cannot hold the others back.
+/// a loaded machine does. Only an output whose encoder has taken nothing for a long while (a
+/// stalled pipe reader) is dropped into, and only while another output has room, so that it
+/// cannot hold the others back.
 @Suite struct UnpacedSourceTests {
     static let format = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
     static let period = 480
     /// One second of frames; each frame holds its own index (4 bytes), so a lost, repeated or
     /// reordered frame shows.
-    static let limit = 48_000
+    static let limit = 3 * 48_000
+    /// 1.37 s: the loop judges the source once a ring is short, and it is then ahead by the ring
+    /// less what the half-speed reader has fallen behind, so even a capture thread that first
+    /// runs a second late (a loaded machine, sanitizers) finds it ahead.
+    static let ringFrames = 65_536
 
     /// Hands out every frame at once, numbered, as the `file` plugin over the `null` PCM does.
     final class NumberedSource: CaptureSource, @unchecked Sendable {
@@ -40,28 +45,51 @@ import Testing
         func drop() {}
     }
 
-    /// An encoder thread's share: takes `chunk` frames every `interval` (nothing when `interval`
-    /// is nil: a stalled reader), checking that each frame is the next one.
+    /// How a reader takes its frames.
+    enum Pace {
+        /// `chunk` frames every `interval` seconds.
+        case chunks(Int, every: TimeInterval)
+        /// Everything readable at once, then as long as that much audio lasts at `speed` (1 is
+        /// real time) writing it: an encoder writing to a pipe read at that pace.
+        case batches(speed: Double)
+    }
+
+    /// An encoder thread's share: takes frames at its pace, checking that each is the next one.
     final class Reader: @unchecked Sendable {
         let lane: CaptureLane
+        let pace: Pace
         private(set) var framesRead = 0
         private(set) var outOfOrder = 0
-        init(lane: CaptureLane) { self.lane = lane }
+        init(lane: CaptureLane, pace: Pace) {
+            self.lane = lane
+            self.pace = pace
+        }
 
-        func drain(chunk: Int, every interval: TimeInterval, until isDone: () -> Bool) {
+        func drain(until isDone: () -> Bool) {
             while !isDone() || lane.ring.readableFrames > 0 {
-                _ = lane.ring.withReadableRegions(maxFrames: chunk) { regions in
-                    var expected = UInt32(framesRead)
-                    for region in [regions.first, regions.second] {
-                        for index in region.bindMemory(to: UInt32.self) {
-                            if index != expected { outOfOrder += 1 }
-                            expected += 1
-                        }
-                    }
-                    framesRead += regions.frameCount
-                    return regions.frameCount
+                switch pace {
+                case .chunks(let chunk, let interval):
+                    take(upTo: chunk)
+                    Thread.sleep(forTimeInterval: interval)
+                case .batches(let speed):
+                    let taken = take(upTo: .max)
+                    Thread.sleep(forTimeInterval: max(0.001, Double(taken) / Double(UnpacedSourceTests.format.sampleRate) / speed))
                 }
-                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+
+        @discardableResult
+        private func take(upTo maxFrames: Int) -> Int {
+            lane.ring.withReadableRegions(maxFrames: maxFrames) { regions in
+                var expected = UInt32(framesRead)
+                for region in [regions.first, regions.second] {
+                    for index in region.bindMemory(to: UInt32.self) {
+                        if index != expected { outOfOrder += 1 }
+                        expected += 1
+                    }
+                }
+                framesRead += regions.frameCount
+                return regions.frameCount
             }
         }
     }
@@ -71,63 +99,71 @@ import Testing
     }
 
     /// Captures `limit` frames into `lanes` on a thread of its own while `readers` drain theirs
-    /// (lanes without a reader are never read), and returns once all of it is read.
-    static func capture(lanes: [CaptureLane], readers: [(Reader, chunk: Int, interval: TimeInterval)]) -> CaptureMonitor {
+    /// (lanes without a reader are never read), and returns once all of it is read; nil (after
+    /// stopping the capture) if that took more than a minute.
+    static func capture(lanes: [CaptureLane], readers: [Reader]) -> CaptureMonitor? {
         let monitor = CaptureMonitor()
         let loop = CaptureLoop(device: NumberedSource(), lanes: lanes, monitor: monitor, frameLimit: limit)
         let capture = Thread { loop.run() }
         capture.start()
         let group = DispatchGroup()
-        for (reader, chunk, interval) in readers {
-            DispatchQueue.global().async(group: group) {
-                reader.drain(chunk: chunk, every: interval) { monitor.isFinished }
-            }
+        for reader in readers {
+            DispatchQueue.global().async(group: group) { reader.drain { monitor.isFinished } }
         }
-        group.wait()
+        guard group.wait(timeout: .now() + 60) == .success else {
+            monitor.requestStop()
+            return nil
+        }
         return monitor
     }
 
-    /// The reader takes half a period every 10 ms, half real time: a second of audio takes two,
-    /// and the ring (0.17 s) and device buffer hold far less than the second it falls behind.
-    @Test func aReaderSlowerThanRealTimeGetsEveryFrame() {
-        let lane = Self.lane(ringFrames: 8_192)
-        let reader = Reader(lane: lane)
-        let monitor = Self.capture(lanes: [lane], readers: [(reader, Self.period / 2, 0.01)])
+    /// The reader takes half a period every 10 ms, half real time: three seconds of audio take
+    /// six, and the ring and device buffer hold far less than the three it falls behind.
+    @Test func aReaderSlowerThanRealTimeGetsEveryFrame() throws {
+        let lane = Self.lane(ringFrames: Self.ringFrames)
+        let reader = Reader(lane: lane, pace: .chunks(Self.period / 2, every: 0.01))
+        let monitor = try #require(Self.capture(lanes: [lane], readers: [reader]), "not done within a minute")
         #expect(monitor.endReason == .frameLimitReached)
-        #expect(reader.framesRead == Self.limit && reader.outOfOrder == 0, "\(reader.framesRead) frames, \(reader.outOfOrder) out of order")
-        #expect(lane.framesDropped.load(ordering: .relaxed) == 0)
+        Self.expectEveryFrame(reader)
     }
 
-    /// Two outputs, one slow and one fast: the slow one is waited for, not dropped into, and the
-    /// fast one is not harmed by waiting.
-    @Test func aSlowOutputBesideAFastOneIsWaitedFor() {
-        let slow = Self.lane(ringFrames: 8_192), fast = Self.lane(ringFrames: 8_192)
-        let slowReader = Reader(lane: slow), fastReader = Reader(lane: fast)
-        _ = Self.capture(lanes: [fast, slow], readers: [(slowReader, Self.period / 2, 0.01), (fastReader, 4_096, 0.001)])
-        for (name, lane, reader) in [("slow", slow, slowReader), ("fast", fast, fastReader)] {
-            #expect(reader.framesRead == Self.limit && reader.outOfOrder == 0, "\(name): \(reader.framesRead) frames")
-            #expect(lane.framesDropped.load(ordering: .relaxed) == 0, "\(name)")
-        }
+    /// Two outputs slower than real time, never both short at once: each is waited for while
+    /// the other has room, and both get every frame.
+    @Test func slowOutputsAreWaitedForWhileOthersHaveRoom() throws {
+        let first = Reader(lane: Self.lane(ringFrames: Self.ringFrames), pace: .chunks(Self.period / 2, every: 0.01))
+        let second = Reader(lane: Self.lane(ringFrames: Self.ringFrames), pace: .chunks(Self.period / 2, every: 0.013))
+        _ = try #require(Self.capture(lanes: [first.lane, second.lane], readers: [first, second]), "not done within a minute")
+        Self.expectEveryFrame(first)
+        Self.expectEveryFrame(second)
     }
 
-    /// An output nobody reads (a pipe whose reader stopped) is given up on after a while: the
-    /// other gets every frame, the stalled one keeps what its ring held and counts the rest as
-    /// dropped, and the capture ends rather than waiting for ever. Its ring (8192 frames, not a
-    /// whole number of 480-frame periods) is left short of a period, not full: the last frames
-    /// that fit are written once it is given up on, which must not count as its encoder taking
-    /// frames (that would mean a second 2 s wait; the other reader needs milliseconds).
-    @Test func anOutputThatTakesNothingCannotHoldTheOthersBack() {
-        let stalled = Self.lane(ringFrames: 8_192), read = Self.lane(ringFrames: 8_192)
-        let reader = Reader(lane: read)
-        let start = Date()
-        let monitor = Self.capture(lanes: [stalled, read], readers: [(reader, 4_096, 0.001)])
-        let seconds = Date().timeIntervalSince(start)
-        print("UnpacedSourceTests: the stalled output held the capture for \(seconds) s")
-        #expect(seconds >= 2 && seconds < 3.9, "one wait of 2 s for the stalled output, not two: \(seconds) s")
+    /// An encoder takes everything in its ring at once and returns nothing until it has written
+    /// it: into a pipe read at real-time pace, 2.7 s for a whole default ring. Beside a fast
+    /// output, that is not a stall: every frame reaches it.
+    @Test func anOutputWritingAWholeRingAtRealTimePaceIsNotStalled() throws {
+        let batches = Reader(lane: Self.lane(ringFrames: 131_072), pace: .batches(speed: 1))
+        let fast = Reader(lane: Self.lane(ringFrames: Self.ringFrames), pace: .chunks(4_096, every: 0.001))
+        _ = try #require(Self.capture(lanes: [batches.lane, fast.lane], readers: [batches, fast]), "not done within a minute")
+        Self.expectEveryFrame(batches)
+        Self.expectEveryFrame(fast)
+    }
+
+    /// An output nobody reads (a pipe whose reader stopped) holds the other back for 2 s only:
+    /// the other gets every frame, the stalled one keeps what its ring held and counts the rest
+    /// as dropped, and the capture ends rather than waiting for ever.
+    @Test func anOutputThatTakesNothingCannotHoldTheOthersBack() throws {
+        let stalled = Self.lane(ringFrames: 8_192)
+        let reader = Reader(lane: Self.lane(ringFrames: 8_192), pace: .chunks(4_096, every: 0.001))
+        let monitor = try #require(Self.capture(lanes: [stalled, reader.lane], readers: [reader]), "not done within a minute")
         #expect(monitor.endReason == .frameLimitReached)
-        #expect(reader.framesRead == Self.limit && reader.outOfOrder == 0, "\(reader.framesRead) frames")
-        #expect(read.framesDropped.load(ordering: .relaxed) == 0)
+        Self.expectEveryFrame(reader)
         #expect(stalled.ring.readableFrames == stalled.ring.capacityFrames)
         #expect(stalled.framesDropped.load(ordering: .relaxed) == Self.limit - stalled.ring.capacityFrames)
+    }
+
+    static func expectEveryFrame(_ reader: Reader, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(reader.framesRead == limit && reader.outOfOrder == 0,
+                "\(reader.framesRead) frames, \(reader.outOfOrder) out of order", sourceLocation: sourceLocation)
+        #expect(reader.lane.framesDropped.load(ordering: .relaxed) == 0, sourceLocation: sourceLocation)
     }
 }
