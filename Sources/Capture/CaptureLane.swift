@@ -37,13 +37,12 @@ public final class CaptureLane: @unchecked Sendable {
     /// Frames the capture thread committed to `ring`: the positions of `silence`'s gaps.
     /// Capture thread only.
     var framesCommitted = 0
-    /// While a source that is not live waits for this lane's room: the room last seen (-1 when
-    /// the lane is not waited for), when it was seen, and how long it has not grown. Only the
-    /// encoder taking frames makes it grow (the capture thread's writes shrink it). Capture
-    /// thread only.
-    private var roomLastSeen = -1
-    private var roomLastLook = 0
-    private var roomStuckNanoseconds = 0
+    /// While a source that is not live waits for this lane: the frames its encoder had taken
+    /// from the ring at the last look (-1 while the lane is not waited for), when that was, and
+    /// how long the count has not grown. Capture thread only.
+    private var framesTakenLastSeen = -1
+    private var lastLook = 0
+    private var stuckNanoseconds = 0
     private let closed = Atomic<Bool>(false)
 
     public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1) {
@@ -63,28 +62,30 @@ public final class CaptureLane: @unchecked Sendable {
     public var isClosed: Bool { closed.load(ordering: .relaxed) }
 
     /// Whether a source that is not live should wait for this lane before reading a period of
-    /// `wanted` frames: its ring has less room than that, and its room has grown within
+    /// `wanted` frames: its ring has less room than that, and its encoder has taken frames within
     /// `stalledAfterNanoseconds` (of time spent looking, in steps of at most 10 ms, so a process
-    /// stopped with Ctrl-Z, whose encoder was stopped too, does not come back to a stall). The
-    /// room grows in steps as large as the encoder's batches, which can be a whole ring: the
-    /// caller allows for one batch written at a fraction of real time. Capture thread only;
-    /// real-time safe (loads and stores).
+    /// stopped with Ctrl-Z, whose encoder was stopped too, does not come back to a stall). An
+    /// encoder takes its frames in batches as large as the ring and releases each once it is
+    /// written: the caller allows for one written at a fraction of real time. Capture thread
+    /// only; real-time safe (loads and stores).
     func isWaitedFor(wanted: Int, now: Int, stalledAfterNanoseconds: Int) -> Bool {
-        let room = ring.writableFrames(upTo: wanted)
-        guard room < wanted else { forgetRoom(); return false }
-        if room > roomLastSeen {
-            roomStuckNanoseconds = 0
+        guard ring.writableFrames(upTo: wanted) < wanted else { forgetWait(); return false }
+        // Every frame committed is either still readable or taken: the count only grows, and
+        // only when the encoder releases frames (the capture thread's own writes add to both).
+        let framesTaken = framesCommitted - ring.readableFrames
+        if framesTaken > framesTakenLastSeen {
+            stuckNanoseconds = 0
         } else {
-            roomStuckNanoseconds += min(now - roomLastLook, 10_000_000)
+            stuckNanoseconds += min(now - lastLook, 10_000_000)
         }
-        roomLastSeen = room
-        roomLastLook = now
-        return roomStuckNanoseconds < stalledAfterNanoseconds
+        framesTakenLastSeen = framesTaken
+        lastLook = now
+        return stuckNanoseconds < stalledAfterNanoseconds
     }
 
     /// The lane has room: a later wait for it starts its stall clock afresh.
-    func forgetRoom() {
-        roomLastSeen = -1
+    func forgetWait() {
+        framesTakenLastSeen = -1
     }
 
     /// Wakes the encoder if the ring holds `wakeFrames` or more beyond the held frames. Capture

@@ -159,7 +159,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             for lane in lanes where !lane.isClosed {
                 openLanes += 1
                 let room = lane.ring.writableFrames(upTo: wanted)
-                if room < wanted { isSomeRingShort = true } else { isSomeRingRoomy = true }
+                if room < wanted { isSomeRingShort = true } else { isSomeRingRoomy = true; lane.forgetWait() }
                 if room > 0, target == nil { target = lane }
             }
             if openLanes == 0 { return (.stopRequested, 0) }  // every output has ended
