@@ -25,9 +25,15 @@ import Testing
         let result = try run("meeting.sh", ["1", rig.path("meeting")], rig: rig,
                              extra: ["MEETING_PART_SECONDS": "2", "MEETING_SECONDS": "5"])
         #expect(result.status == 0, "\(result.standardError)")
-        let parts = try FileManager.default.contentsOfDirectory(atPath: rig.path("meeting"))
-            .sorted { ($0.count, $0) < ($1.count, $1) }
-        #expect(parts.count == 3 && parts.allSatisfy { $0.hasPrefix("meeting-") && $0.hasSuffix(".flac") }, "\(parts)")
+        // In recording order, by the frame each part starts at: the names carry the minute each
+        // part starts in, so parts that straddle a minute (one run in thirty) are "-1941.flac",
+        // "-1941-2.flac", "-1942.flac", which no order of the names alone puts right.
+        let names = try FileManager.default.contentsOfDirectory(atPath: rig.path("meeting"))
+        #expect(names.count == 3 && names.allSatisfy { $0.hasPrefix("meeting-") && $0.hasSuffix(".flac") }, "\(names)")
+        let parts = try names.map { name in
+            let tag = try FLACTools.metaflac(["--show-tag=HARK_FIRST_SAMPLE", rig.path("meeting/\(name)")])
+            return (name, try #require(Int(tag.dropFirst("HARK_FIRST_SAMPLE=".count)), "\(name): \(tag)"))
+        }.sorted { $0.1 < $1.1 }.map(\.0)
         var joined: [Int32] = []
         for part in parts { joined += try FLACTools.decode(rig.path("meeting/\(part)"), bitsPerSample: 16) }
         expectSameElements(joined[...], signal.prefix(frames: 5 * 48_000))
