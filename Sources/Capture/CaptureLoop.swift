@@ -197,7 +197,16 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             if let target {
                 var timed = false
                 (step, requested) = read(wanted, into: target) { count in
-                    // Before any lane sees these frames (`read` says why).
+                    // Before any lane sees these frames (`read` says why). The count first:
+                    // SIGUSR1 splits every output at the count it reads, and an encoder that had
+                    // already encoded past it would split a period later than the others (seen
+                    // under stress: a WAV part 6000 frames longer than the FLAC and Opus ones).
+                    // Memory ordering: stored (release) before any ring's write index is
+                    // released, so an encoder that acquired frames up to n has this count at n or
+                    // more; and on the multi-copy-atomic machines hark runs on (x86-64, ARMv8),
+                    // a store one thread saw is seen by all, so the session's acquiring load
+                    // (`RecordingSession`) made after an encoder passed frame n reads n or more.
+                    monitor.framesCaptured.store(captured + count, ordering: .releasing)
                     guard timingTriesLeft > 0 else { return }
                     timed = stampFirstFrame(afterReading: count, accounted: accounted)
                 }
@@ -222,7 +231,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 captured += count
                 accounted += count
                 waitedWithoutAudio = 0
-                monitor.framesCaptured.store(captured, ordering: .relaxed)
+                monitor.framesCaptured.store(captured, ordering: .relaxed)  // already, unless discarded
                 isDrained = count < requested
             case .frames, .wouldBlock:
                 isDrained = true

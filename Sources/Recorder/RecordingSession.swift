@@ -307,8 +307,9 @@ public final class RecordingSession {
                 if signal == StopSignals.wake {
                     continue  // an encoder finished: `allOutputsDone` says whether it was the last
                 } else if signal == StopSignals.newFile {
-                    // Every output splits at the same frame: the capture's count now.
-                    let frame = monitor.framesCaptured.load(ordering: .relaxed)
+                    // Every output splits at the same frame: the capture's count now, which no
+                    // encoder has passed (acquire: see `CaptureLoop`, where it is stored).
+                    let frame = monitor.framesCaptured.load(ordering: .acquiring)
                     for output in outputs { output.splitter?.requestSplit(atRecordingFrame: frame) }
                 } else if stopSignal == nil, externalStop == nil {
                     stopSignal = signal

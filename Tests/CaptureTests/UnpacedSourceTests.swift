@@ -24,9 +24,13 @@ import Testing
 
     /// Hands out every frame at once, numbered, as the `file` plugin over the `null` PCM does.
     final class NumberedSource: CaptureSource, @unchecked Sendable {
-        let negotiated = NegotiatedCapture(device: "numbered", format: UnpacedSourceTests.format,
-                                           periodFrames: UnpacedSourceTests.period, bufferFrames: 4 * UnpacedSourceTests.period)
+        let negotiated: NegotiatedCapture
         private var next: UInt32 = 0
+
+        init(periodFrames: Int = UnpacedSourceTests.period) {
+            negotiated = NegotiatedCapture(device: "numbered", format: UnpacedSourceTests.format,
+                                           periodFrames: periodFrames, bufferFrames: 4 * periodFrames)
+        }
 
         func start() -> CaptureStep { .frames(0) }
         func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
@@ -168,6 +172,38 @@ import Testing
         Self.expectEveryFrame(reader)
         #expect(stalled.ring.readableFrames == stalled.ring.capacityFrames)
         #expect(stalled.framesDropped.load(ordering: .relaxed) == Self.limit - stalled.ring.capacityFrames)
+    }
+
+    /// SIGUSR1 splits every output at the capture's count when it came, so no output may hold a
+    /// frame that count does not include yet: an encoder that had, split a period after the
+    /// others (a stress run's WAV part, 6000 frames longer). Two readers spin on their rings (the
+    /// second gets copies, committed before the first's), each checking the count after every
+    /// take, over 9000 short periods.
+    @Test func noOutputSeesAFrameTheCaptureCountLacks() throws {
+        let lanes = [Self.lane(ringFrames: 1_024), Self.lane(ringFrames: 1_024)]
+        let monitor = CaptureMonitor()
+        let loop = CaptureLoop(device: NumberedSource(periodFrames: 16), lanes: lanes, monitor: monitor, frameLimit: Self.limit)
+        final class Checker: @unchecked Sendable {
+            var framesRead = 0
+            var countBehind = 0
+        }
+        let checkers = [Checker(), Checker()]
+        let done = DispatchSemaphore(value: 0)
+        for (lane, checker) in zip(lanes, checkers) {
+            Thread {
+                while !monitor.isFinished || lane.ring.readableFrames > 0 {
+                    checker.framesRead += lane.ring.withReadableRegions(maxFrames: .max) { $0.frameCount }
+                    if monitor.framesCaptured.load(ordering: .acquiring) < checker.framesRead { checker.countBehind += 1 }
+                }
+                done.signal()
+            }.start()
+        }
+        Thread { loop.run() }.start()
+        for _ in lanes { #expect(done.wait(timeout: .now() + 60) == .success, "not done within a minute") }
+        for checker in checkers {
+            #expect(checker.framesRead == Self.limit && checker.countBehind == 0,
+                    "\(checker.framesRead) frames read; the count behind them \(checker.countBehind) times")
+        }
     }
 
     static func expectEveryFrame(_ reader: Reader, sourceLocation: SourceLocation = #_sourceLocation) {
