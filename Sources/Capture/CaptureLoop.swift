@@ -74,8 +74,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // start to be. Judged afresh each time (as it was), a file source read by an encoder
         // slower than real time (a loaded machine, a split's fsync) fell behind the wall clock once
         // the ring's lead was spent, was taken for live, and lost whole periods it could have
-        // waited for (CI caught a split recording from the test rig's file source 0.2 s short of
-        // the input's audio).
+        // waited for (`UnpacedSourceTests.aReaderSlowerThanRealTimeGetsEveryFrame`).
         var isSourceAhead = false
         // How long one wait for the device may last: two periods (at least 100 ms). A period's
         // audio wakes it sooner; the timeout only bounds a stall. At 100 ms, shorter than the
