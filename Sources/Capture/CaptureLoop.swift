@@ -72,9 +72,9 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         // Once ahead, a source stays "not live" for the rest of the recording: a paced one cannot
         // get ahead (the slack above covers a fast crystal), and one that is not paced does not
         // start to be. Judged afresh each time (as it was), a file source read by an encoder
-        // slower than real time (a loaded machine, a split's fsync) fell behind the wall clock once
-        // the ring's lead was spent, was taken for live, and lost whole periods it could have
-        // waited for (`UnpacedSourceTests.aReaderSlowerThanRealTimeGetsEveryFrame`).
+        // slower than real time (a machine too slow or too loaded for it) fell behind the wall
+        // clock once the ring's lead was spent, was taken for live, and lost whole periods it
+        // could have waited for (`UnpacedSourceTests.aReaderSlowerThanRealTimeGetsEveryFrame`).
         var isSourceAhead = false
         // How long one wait for the device may last: two periods (at least 100 ms). A period's
         // audio wakes it sooner; the timeout only bounds a stall. At 100 ms, shorter than the

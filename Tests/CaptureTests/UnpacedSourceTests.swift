@@ -7,8 +7,8 @@ import Testing
 
 /// A source that is not live (a file, the test rig's `filecap`) loses nothing by waiting, so the
 /// capture loop waits for its outputs' encoders instead of dropping: also once an encoder slower
-/// than real time has spent the ring's lead over the wall clock, which is what a split's fsync on
-/// a loaded machine does. Only an output whose encoder has taken nothing for a long while (a
+/// than real time (on a machine too slow or too loaded for it) has spent the ring's lead over the
+/// wall clock. Only an output whose encoder has taken nothing for a long while (a
 /// stalled pipe reader) is dropped into, and only while another output has room, so that it
 /// cannot hold the others back.
 @Suite struct UnpacedSourceTests {
