@@ -72,19 +72,18 @@ enum FinishedFile {
     static func reopen(_ reach: Reach, path: String, writing: Bool) -> (descriptor: Int32?, whereabouts: Whereabouts) {
         switch reach {
         case .descriptor(let open):
-            let descriptor = dup(open)
-            guard descriptor >= 0 else { return (nil, .unopenable(errno)) }
             var info = stat()
             let whereabouts: Whereabouts
-            if fstat(descriptor, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG {
+            if fstat(open, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG {
                 whereabouts = .inPlace
             } else if info.st_nlink == 0 {
                 whereabouts = .nameLost
             } else {
-                whereabouts = FileIdentity(path: path) == FileIdentity(descriptor: descriptor) ? .inPlace : .moved
+                whereabouts = FileIdentity(path: path) == FileIdentity(descriptor: open) ? .inPlace : .moved
             }
-            if !writing { close(descriptor) }
-            return (writing ? descriptor : nil, whereabouts)
+            guard writing else { return (nil, whereabouts) }
+            let descriptor = dup(open)
+            return descriptor >= 0 ? (descriptor, whereabouts) : (nil, .unopenable(errno))
         case .name(let path, let identity):
             guard let identity else { return (nil, .unverifiable) }
             guard let now = FileIdentity(path: path) else { return (nil, errno == ENOENT ? .gone : .unopenable(errno)) }

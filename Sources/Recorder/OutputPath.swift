@@ -10,16 +10,21 @@ public enum OutputPath {
     /// file need not exist, nor the link's target: a dangling link gives where it points.
     public static func followingLinks(_ path: String) -> String {
         var current = path
-        var info = stat()
         for _ in 0..<40 {
-            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { break }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let length = readlink(current, &buffer, Int(PATH_MAX))
-            guard length > 0 else { break }
-            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : directory(of: current) + target
+            guard let target = linkTarget(current) else { break }
+            current = target
         }
         return current
+    }
+
+    /// Where the symbolic link `path` points (a relative target taken from the link's
+    /// directory), or nil when `path` is not a link. One step: the target may be a link too.
+    public static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, Int(PATH_MAX))
+        guard length > 0 else { return nil }
+        let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target.hasPrefix("/") ? target : directory(of: path) + target
     }
 
     /// The file `path` names, as one string for every way of spelling it: its links followed, its

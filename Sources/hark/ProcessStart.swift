@@ -1,3 +1,4 @@
+import Recorder
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,12 +37,8 @@ enum ProcessStart {
         var current = path
         for _ in 0..<8 {
             for prefix in prefixes where current.hasPrefix(prefix) { return Int32(current.dropFirst(prefix.count)) }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let length = readlink(current, &buffer, Int(PATH_MAX))
-            guard length > 0 else { return nil }
-            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let directory = current.lastIndex(of: "/").map { String(current[...$0]) } ?? ""
-            current = target.hasPrefix("/") ? target : directory + target
+            guard let target = OutputPath.linkTarget(current) else { return nil }
+            current = target
         }
         return nil
     }
