@@ -12,6 +12,18 @@ public enum MonotonicClock {
         return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
     }
 
+    /// The wall clock (CLOCK_REALTIME) less this clock, in nanoseconds, as it is now: adding it to a
+    /// reading of this clock gives wall-clock nanoseconds since 1970. It changes when the wall
+    /// clock is stepped (NTP, a user's `date -s`) and across a suspend (which this clock does not
+    /// count), so a time is converted with the offset of its own moment. Allocation-free (two
+    /// vDSO calls). The corresponding C function is `clock_gettime`.
+    public static func wallClockOffset() -> Int {
+        var realtime = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        return (Int(realtime.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(monotonic.tv_nsec)
+    }
+
     /// Sleeps for at least `nanoseconds`, resuming after signals. The corresponding C function is `nanosleep`.
     public static func sleep(nanoseconds: Int) {
         var request = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)

@@ -48,7 +48,8 @@ public struct RecordingsLibrary: Sendable, Hashable {
 
     /// Names a new recording in the library, `rec-YYYYMMDD-HHMMSS.<ext>` in local time, with -2,
     /// -3, … when that name is taken; creates the folder (mode 0700: recordings are private) when
-    /// it is missing. Needs the add-only grant.
+    /// it is missing. Needs the add-only grant. For a program that hands another a path
+    /// (`samples/VoiceMemo`); hark itself takes `newRecordingPattern`.
     public func newRecordingPath(grant: LibraryAddGrant, fileExtension: String,
                                  at time: WallClockTime = .now()) throws(LibraryError) -> LibraryName {
         grant.manifest.requireUsageDescription(for: .recordings)
@@ -73,10 +74,12 @@ public struct RecordingsLibrary: Sendable, Hashable {
     /// The time in a recording's name (strftime): `rec-20261127-091255.flac`.
     private static let timeStamp = "%Y%m%d-%H%M%S"
 
-    /// A name pattern for a recording whose files start later (a sound-activated one, whose files
-    /// start with each sound): `rec-` and the time, as strftime expands it when each file starts,
-    /// so a file is named for its audio and not for when hark was armed. The library folder is
-    /// made now; a '%' in its own path is doubled, which strftime gives back as one.
+    /// A name pattern for a new recording: `rec-` and the time, as strftime expands it when each
+    /// file starts (hark's first file when the recording starts, after the consent prompt; each
+    /// later part of a split, or each sound-activated segment, when its first sample was
+    /// captured), so a file is named for its audio and not for when hark was started or armed.
+    /// The library folder is made now; a '%' in its own path is doubled, which strftime gives
+    /// back as one.
     public func newRecordingPattern(grant: LibraryAddGrant, fileExtension: String) throws(LibraryError) -> LibraryName {
         grant.manifest.requireUsageDescription(for: .recordings)
         var madeFolders: [String] = []

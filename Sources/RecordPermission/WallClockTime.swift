@@ -106,32 +106,63 @@ extension WallClockTime {
     /// trailing text. A leap second (:60) is accepted and counts as the next minute's first second,
     /// as POSIX time has no room for it. The corresponding C function is `timegm`.
     public init?(iso8601 text: String) {
+        guard let parsed = Self.parse(text, zone: .required), let offset = parsed.offsetSeconds else { return nil }
+        var parts = parsed.parts
+        // The fields are in range, so timegm cannot fail; -1 is then a real time (23:59:59, 1969).
+        let seconds = timegm(&parts)
+        self.init(secondsSinceEpoch: Double(seconds - offset) + parsed.fraction)
+    }
+
+    /// Parses what a person types for a moment: the same with its zone left out, or a date alone
+    /// (`2026-11-22`, its midnight), which ISO 8601 reads as local time (the process's `TZ`), so
+    /// "since 2026-11-22" in Tokyo means from Tokyo's midnight. A zone, when given, is taken as
+    /// for `init(iso8601:)`. A local time that a clock change skips (02:30 on a spring-forward
+    /// night) is read as `mktime` reads it, an hour on. The corresponding C function is `mktime`.
+    public init?(localISO8601 text: String) {
+        guard let parsed = Self.parse(text, zone: .optional) else { return nil }
+        var parts = parsed.parts
+        if let offset = parsed.offsetSeconds {
+            self.init(secondsSinceEpoch: Double(timegm(&parts) - offset) + parsed.fraction)
+            return
+        }
+        parts.tm_isdst = -1
+        let seconds = mktime(&parts)
+        // -1 is also 23:59:59 UTC on 1969-12-31: in range fields make it that moment, not a failure.
+        self.init(secondsSinceEpoch: Double(seconds) + parsed.fraction)
+    }
+
+    private enum ZoneRule { case required, optional }
+
+    /// The fields of `YYYY-MM-DD[THH:MM:SS[.fraction][zone]]` (the time and its zone only as
+    /// `zone` allows), checked for range; nil for anything else.
+    private static func parse(_ text: String, zone: ZoneRule) -> (parts: tm, fraction: Double, offsetSeconds: Int?)? {
         var scanner = DigitScanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4...9), scanner.skip("-"),
               let month = scanner.number(digits: 2...2), scanner.skip("-"),
-              let day = scanner.number(digits: 2...2), scanner.skip("T"),
+              let day = scanner.number(digits: 2...2),
+              (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day) else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        if scanner.isAtEnd { return zone == .optional ? (parts, 0, nil) : nil }
+        guard scanner.skip("T"),
               let hour = scanner.number(digits: 2...2), scanner.skip(":"),
               let minute = scanner.number(digits: 2...2), scanner.skip(":"),
-              let second = scanner.number(digits: 2...2) else { return nil }
+              let second = scanner.number(digits: 2...2),
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
         var fraction = 0.0
         if scanner.skip(".") {
             let start = scanner.position
             guard let digits = scanner.number(digits: 1...9) else { return nil }
             fraction = Double(digits) / Double(Self.powerOfTen(scanner.position - start))
         }
-        guard let offsetSeconds = scanner.zoneOffsetSeconds(), scanner.isAtEnd,
-              (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
         parts.tm_hour = Int32(hour)
         parts.tm_min = Int32(minute)
         parts.tm_sec = Int32(second)
-        // The fields are in range, so timegm cannot fail; -1 is then a real time (23:59:59, 1969).
-        let seconds = timegm(&parts)
-        self.init(secondsSinceEpoch: Double(seconds - offsetSeconds) + fraction)
+        if scanner.isAtEnd { return zone == .optional ? (parts, fraction, nil) : nil }
+        guard let offset = scanner.zoneOffsetSeconds(), scanner.isAtEnd else { return nil }
+        return (parts, fraction, offset)
     }
 
     private static func padded(_ value: some BinaryInteger, to width: Int = 2) -> String {

@@ -1,8 +1,5 @@
 import Capture
 import RecordPermission
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// When a recording's first sample was captured, and how fast the device's clock ran against the
 /// system's: what syncing several recorders needs.
@@ -10,7 +7,8 @@ import Glibc
 /// The first sample's time comes from the device's status timestamp (CLOCK_MONOTONIC, less the
 /// frames captured and not yet read), taken by the capture thread right after its first read, not
 /// from when the file was opened or the thread woke; it is made wall-clock time with the offset
-/// between the two clocks when the summary is made.
+/// between the two clocks read at that same moment, so a clock stepped later in the recording (NTP,
+/// `date -s`) or a suspend does not move it.
 ///
 /// The drift is the device's frames per second of system time, less the nominal rate, in parts
 /// per million, from the slope of `TimelineGuard`'s latency floor. It is given once two 5 s
@@ -38,15 +36,12 @@ public struct CaptureClock: Sendable, Equatable {
     /// The first sample's wall-clock time, to the microsecond, once the capture thread has taken
     /// it (nil before, or from a device that gives no timestamps). Allocates nothing (a segment's
     /// start asks on the encoder thread). Acquire pairs with the capture thread's release, made
-    /// before the first frames reach any ring (`CaptureLoop.stampFirstFrame`).
-    /// The corresponding C function is `clock_gettime`.
+    /// before the first frames reach any ring (`CaptureLoop.stampFirstFrame`), and makes the
+    /// offset stored before that release visible.
     static func firstSampleTime(_ monitor: CaptureMonitor) -> WallClockTime? {
         let first = monitor.firstFrameTime.load(ordering: .acquiring)
         guard first > 0 else { return nil }
-        var realtime = timespec(), monotonic = timespec()
-        clock_gettime(CLOCK_REALTIME, &realtime)
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        let offset = (Int(realtime.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(monotonic.tv_nsec)
+        let offset = monitor.firstFrameWallClockOffset.load(ordering: .relaxed)
         return WallClockTime(secondsSinceEpoch: Double((first + offset) / 1_000) / 1_000_000)
     }
 

@@ -79,17 +79,25 @@ public final class RecordingSession {
             discardAll()
             throw .captureDevice(error)
         }
-        // A file that must have a new name takes it now, before its splitter and the access log
-        // learn it (another recorder may have taken the name meanwhile): nothing waits for
-        // capture to start to keep an old file that is not there.
+        // The recording's start for DATE, the access log and a name's strftime conversions: the
+        // consent prompt and the device's opening are behind it, and the encoders write their
+        // headers (tags included) before the first sample.
+        startTime = .now()
         if configuration.soundActivation == nil {
-            for output in created where output.configuration.keepsExisting {
-                do throws(RecordingError) {
-                    try output.target.commit()
-                } catch {
-                    discardAll()
-                    throw error
+            do throws(RecordingError) {
+                // A name with strftime conversions was expanded when the output was made, before
+                // the prompt: it is named again for the start (a sound-activated output is named
+                // when its first sound comes).
+                for index in created.indices {
+                    try created[index].nameAgain(at: Int(startTime.secondsSinceEpoch.rounded(.down)))
                 }
+                // A file that must have a new name takes it now, before its splitter and the access
+                // log learn it (another recorder may have taken the name meanwhile): nothing waits
+                // for capture to start to keep an old file that is not there.
+                for output in created where output.keepsExisting { try output.target.commit() }
+            } catch {
+                discardAll()
+                throw error
             }
         }
         let negotiated = device.negotiated
@@ -105,9 +113,6 @@ public final class RecordingSession {
             discardAll()
             throw .unusableOpusLayout(named: configuration.channelLayout, negotiated: negotiated)
         }
-        // The recording's start for DATE and the access log: the encoders write their headers
-        // (tags included) before the first sample, so this is the last moment before capture begins.
-        startTime = .now()
         var ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * negotiated.periodFrames)
         if let activation = configuration.soundActivation {
             // An armed output keeps its pre-roll in the ring: the ring grows to hold it and still

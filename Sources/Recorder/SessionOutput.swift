@@ -13,12 +13,17 @@ import Glibc
 /// name (or it is standard output) and holds nothing yet.
 struct CreatedOutput {
     let configuration: OutputConfiguration
-    let target: OutputTarget
+    private(set) var target: OutputTarget
     /// The first file's destination: the user's path with its strftime conversions expanded (and
     /// a counter added, when a name that must be new was taken at commit).
     var destination: OutputDestination { target.destination }
     /// Names the next files of a split; nil for standard output.
-    let naming: OutputNaming?
+    private(set) var naming: OutputNaming?
+    /// Whether its first file must not replace one that is there: a recording added to the library
+    /// (`OutputConfiguration.keepsExisting`), or a name with strftime conversions, which is meant
+    /// to be new each time (run twice in one minute, `rec-%H%M.flac` would have replaced the first
+    /// run's file and numbered the second's parts among the first's).
+    let keepsExisting: Bool
 
     /// `waitingForReader`: told of a FIFO nobody reads yet, which is waited for (refused without it).
     init(_ configuration: OutputConfiguration, waitingForReader: ((String) -> Void)?) throws(RecordingError) {
@@ -31,7 +36,24 @@ struct CreatedOutput {
             naming = fileNaming
         }
         self.naming = naming
-        target = try OutputTarget(destination, keepsExisting: configuration.keepsExisting, waitingForReader: waitingForReader)
+        keepsExisting = configuration.keepsExisting || naming?.hasTimeConversions == true
+        target = try OutputTarget(destination, keepsExisting: keepsExisting, waitingForReader: waitingForReader)
+    }
+
+    /// Names the file again for `time` (seconds since the epoch), the recording's start: a name
+    /// with strftime conversions was expanded when the output was made, before the consent prompt
+    /// and the device's opening, which can take seconds. The file made then is given up for one
+    /// made under the new name; nothing changes when the name is the same, or for a file written
+    /// in place (a FIFO, a device) or standard output.
+    mutating func nameAgain(at time: Int) throws(RecordingError) {
+        guard var renaming = naming.map({ OutputNaming(pattern: $0.pattern) }), renaming.hasTimeConversions,
+              target.isUncommittedFile, case .file(let old) = target.destination else { return }
+        let name = renaming.next(at: time)
+        guard name != old else { return }
+        let renamed = try OutputTarget(.file(path: name), keepsExisting: keepsExisting)
+        target.discard()
+        target = renamed
+        naming = renaming
     }
 }
 
@@ -131,7 +153,7 @@ final class SessionOutput {
             let splitter = SplittingEncoder(
                 output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
-                bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: configuration.keepsExisting, makeEncoder: makeEncoder)
+                bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: created.keepsExisting, makeEncoder: makeEncoder)
             splitter.timeOfFrame = { [monitor, rate = format.sampleRate] frame in
                 CaptureClock.firstSampleTime(monitor)?.advanced(by: Double(frame) / Double(rate))
             }

@@ -147,7 +147,7 @@ extension PermissionsCommand {
         func validate() throws {
             if let app { try AppOption.check(app) }
             if let since, LogFilter.startTime(since, now: .now()) == nil {
-                throw ValidationError("cannot read '\(since)' as a time; use 2026-11-21, 2026-11-21T09:00:00Z, 30m, 12h or 7d")
+                throw ValidationError("cannot read '\(since)' as a time; use 2026-11-21, 2026-11-21T09:00:00 (local), 2026-11-21T09:00:00Z, 30m, 12h or 7d")
             }
         }
 
@@ -200,7 +200,8 @@ private func change(_ body: () throws -> Void) throws {
 }
 
 enum LogFilter {
-    /// Parses `--since`: an ISO 8601 date or date-time, or an age (`30m`, `12h`, `7d`, `90s`).
+    /// Parses `--since`: an ISO 8601 date or date-time, in local time unless it names its zone
+    /// (`2026-11-21` is local midnight), or an age (`30m`, `12h`, `7d`, `90s`).
     static func startTime(_ text: String, now: WallClockTime) -> WallClockTime? {
         if let unit = text.last, let amount = Double(text.dropLast()), amount >= 0 {
             let scale: Double? = switch unit {
@@ -212,6 +213,6 @@ enum LogFilter {
             }
             if let scale { return now.advanced(by: -amount * scale) }
         }
-        return WallClockTime(iso8601: text) ?? WallClockTime(iso8601: text + "T00:00:00Z")
+        return WallClockTime(localISO8601: text)
     }
 }

@@ -44,9 +44,13 @@ struct RecordCommand: ParsableCommand {
                                valueName: "codec"))
     var format: OutputFormat?
 
-    @Option(name: .shortAndLong, parsing: .unconditional,
-            help: ArgumentHelp("Stop after this many seconds (decimals allowed).", valueName: "seconds"))
-    var duration: Double?
+    @Option(name: [.customShort("d"), .customLong("duration")], parsing: .unconditional,
+            help: ArgumentHelp("Stop after this long: seconds (decimals allowed), or with a unit, as the other durations (500ms, 90s, 10m, 1.5h).",
+                               valueName: "duration"))
+    var durationArgument: DurationArgument?
+
+    /// `-d` in seconds.
+    var duration: Double? { durationArgument?.seconds }
 
     @Option(name: .customLong("ring-seconds"), parsing: .unconditional,
             help: ArgumentHelp("Audio the ring between capture and encoder holds, 0.05–60 s (rounded up to a power of two frames, at least four periods). Frames are dropped, and counted, only when it is full.",
@@ -67,13 +71,14 @@ struct RecordCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if let duration {
+        if let durationArgument {
+            let duration = durationArgument.seconds
             guard duration.isFinite, duration > 0 else {
                 throw ValidationError("duration must be a positive number of seconds")
             }
-            guard duration <= 366 * 86_400 else { throw ValidationError("duration \(duration) s is longer than a year") }
+            guard duration <= 366 * 86_400 else { throw ValidationError("duration \(durationArgument.text) is longer than a year") }
             guard Int((duration * Double(capture.rate)).rounded()) >= 1 else {
-                throw ValidationError("duration \(duration) s is shorter than one sample at \(capture.rate) Hz")
+                throw ValidationError("duration \(durationArgument.text) is shorter than one sample at \(capture.rate) Hz")
             }
         }
         guard ringSeconds.isFinite, (0.05...60).contains(ringSeconds) else {
@@ -172,13 +177,12 @@ struct RecordCommand: ParsableCommand {
             case "-": destination = .standardOutput
             case let path?: destination = .file(path: path)
             case nil:
-                let name = try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension,
-                                           startsOnSound: sound.activation != nil)
+                let name = try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension)
                 libraryNames.append(name)
                 destination = .file(path: name.path)
             }
             var configured = try output.configuration(destination: destination, speech: capture.speech, tags: streamTags)
-            configured.keepsExisting = output.path == nil
+            if output.path == nil { configured.keepsExisting = true }
             outputs.append(configured)
         }
         var configuration = RecordingConfiguration(
@@ -295,15 +299,16 @@ struct RecordCommand: ParsableCommand {
         }
     }
 
-    /// A new file's path in the recordings library, after asking (once) to be allowed to add to
-    /// it; for a sound-activated recording, a pattern each file's start time expands.
-    private func libraryPath(extension fileExtension: String, startsOnSound: Bool) throws -> LibraryName {
+    /// A new file's name pattern in the recordings library (`rec-%Y%m%d-%H%M%S`), after asking
+    /// (once) to be allowed to add to it.
+    private func libraryPath(extension fileExtension: String) throws -> LibraryName {
         switch HarkManifest.gate.requestAccess(for: .addOnly) {
         case .granted(let grant):
             do throws(LibraryError) {
-                let library = RecordingsLibrary.current()
-                return try startsOnSound ? library.newRecordingPattern(grant: grant, fileExtension: fileExtension)
-                    : library.newRecordingPath(grant: grant, fileExtension: fileExtension)
+                // A pattern, expanded when each file starts: the first when the recording starts
+                // (after the microphone's prompt), each part of a split or each sound-activated
+                // segment for its own first sample, and never over a file that is there.
+                return try RecordingsLibrary.current().newRecordingPattern(grant: grant, fileExtension: fileExtension)
             } catch {
                 throw CommandFailure(message: error.message, exitCode: ExitStatus.cannotCreate)
             }

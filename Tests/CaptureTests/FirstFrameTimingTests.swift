@@ -1,5 +1,6 @@
 import AudioFormat
 import Capture
+import Realtime
 import RingBuffer
 import Testing
 
@@ -64,6 +65,9 @@ import Testing
         #expect(source.asks == 1)
         // The answer came after the first read: frame 0 is that read's period before it.
         #expect(monitor.firstFrameTime.load(ordering: .relaxed) == Self.answer - Self.nanoseconds(frames: Self.period))
+        // The wall clock's offset of that moment goes with it (within a second of now's: nobody
+        // steps this machine's clock during the test).
+        #expect(abs(monitor.firstFrameWallClockOffset.load(ordering: .relaxed) - MonotonicClock.wallClockOffset()) < 1_000_000_000)
     }
 
     /// Asked again after each read until it answers; the reads before the answer count back.

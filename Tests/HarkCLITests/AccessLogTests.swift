@@ -173,4 +173,40 @@ import Testing
         #expect(intoLink.errorLines.first == "hark: warning: the access log directory \(folder) is a symbolic link; this recording is not in the access log",
                 "\(intoLink.standardError)")
     }
+
+    /// `--since` without a zone is the user's local time, as ISO 8601 reads it: "since today" in
+    /// Tokyo means since Tokyo's midnight, not since midnight in London (it listed nothing made
+    /// in the first nine hours of a Tokyo day). The zone is chosen from the time of day, so that
+    /// local and UTC readings disagree about the entry whenever the test runs.
+    @Test func aDateOrTimeWithoutAZoneIsLocal() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 24_000).alsaBytes)
+        #expect(try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", rig.path("a.flac")], rig: rig).status == 0)
+        let entry = try #require(try entries(rig).first)
+        let started = try #require(ISO8601DateFormatter().date(from: entry.start), "\(entry.start)")
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let hour = utc.component(.hour, from: started)
+        // From 11:00 UTC, UTC+14 is a day ahead: its date's local midnight (10:00 UTC) is before
+        // the entry, that date's UTC midnight after it. Before 11:00, UTC-12 is a day behind: the
+        // next local midnight (12:00 UTC) is after the entry, the same date's UTC midnight before.
+        let (zone, offsetHours) = hour >= 11 ? ("HRK-14", 14) : ("HRK+12", -12)
+        func local(_ date: Date, _ pattern: String) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(secondsFromGMT: offsetHours * 3600)
+            formatter.dateFormat = pattern
+            return formatter.string(from: date)
+        }
+        rig.extraEnvironment["TZ"] = zone
+        let today = local(started, "yyyy-MM-dd")
+        let tomorrow = local(started.addingTimeInterval(86_400), "yyyy-MM-dd")
+        #expect(try entries(rig, ["--since", today]).count == 1, "TZ=\(zone) --since \(today), entry \(entry.start)")
+        #expect(try entries(rig, ["--since", tomorrow]).isEmpty, "TZ=\(zone) --since \(tomorrow), entry \(entry.start)")
+        let minuteBefore = local(started.addingTimeInterval(-60), "yyyy-MM-dd'T'HH:mm:ss")
+        let hourAfter = local(started.addingTimeInterval(3600), "yyyy-MM-dd'T'HH:mm:ss")
+        #expect(try entries(rig, ["--since", minuteBefore]).count == 1, "TZ=\(zone) --since \(minuteBefore), entry \(entry.start)")
+        #expect(try entries(rig, ["--since", hourAfter]).isEmpty, "TZ=\(zone) --since \(hourAfter), entry \(entry.start)")
+        // A zone given is taken as given, whatever TZ says.
+        #expect(try entries(rig, ["--since", "\(utc.component(.year, from: started))-01-01T00:00:00Z"]).count == 1)
+    }
 }

@@ -128,5 +128,12 @@ import Testing
         #expect(try FLACTools.totalSamples(rig.path("short.flac")) == 12_000)
         let decoded = try FLACTools.decode(rig.path("short.flac"), bitsPerSample: 16)
         expectSameElements(decoded[...], signal.prefix(frames: 12_000))
+        // With a unit, as --max-file-time and the sound options take one: 0.0125 min is 0.75 s.
+        for (duration, frames, said) in [("250ms", 12_000, "0.250"), ("0.0125m", 36_000, "0.750")] {
+            let path = rig.path("unit-\(duration).flac")
+            let withUnit = try runHark(["record", "-D", "filecap", "-d", duration, "-o", path], rig: rig)
+            #expect(withUnit.status == 0 && withUnit.standardError.contains("for \(said) s"), "\(withUnit.standardError)")
+            #expect(try FLACTools.totalSamples(path) == frames, "-d \(duration)")
+        }
     }
 }
