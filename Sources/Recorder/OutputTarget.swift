@@ -112,6 +112,14 @@ final class OutputTarget {
         }
     }
 
+    /// Whether `path` names something that is written in place rather than replaced: a FIFO, a
+    /// device or a socket, as `init` opens it (links followed).
+    static func isWrittenInPlace(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) != S_IFREG && (info.st_mode & S_IFMT) != S_IFDIR
+    }
+
     deinit {
         if case .hidden(let temporary) = uncommitted { unlink(temporary) }
         if fileDescriptor != STDOUT_FILENO { close(fileDescriptor) }

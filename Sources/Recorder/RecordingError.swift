@@ -27,6 +27,9 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// written, so it is found after the device opened; without it, the output would end at once
     /// with no audio and exit 0. `output` names the output when there are several.
     case sizeLimitTooSmall(output: String?, limitBytes: Int, smallestBytes: Int)
+    /// `--max-file-time` for an output that is written in place (a FIFO, a device), which cannot
+    /// be split into files.
+    case cannotSplit(path: String)
     /// A thread could not be started, or memory for the rings could not be had.
     case system(String)
     /// A stop signal came while an output (a FIFO) waited for a program to read it: nothing was
@@ -44,6 +47,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
             (output.map { "output \($0): " } ?? "") + "--max-size \(Self.sizeText(limit)) cannot hold any audio at these settings; "
                 + "it needs at least \((smallest + 1023) / 1024)k (the header, one period, and what the encoder may hold back until it ends)"
         case .system(let reason): reason
+        case .cannotSplit(let path): "--max-file-time splits into files, and '\(path)' is not a regular file: a FIFO or a device is written in place, as stdout is"
         case .stoppedWaitingForReader(let path, let signal):
             "stopped by \(signal) while waiting for a program to open '\(path)' for reading: nothing was recorded"
         }
@@ -66,7 +70,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         case .captureDevice: 69
         case .encoderSetup(.writeFailed, _): 74
         case .encoderSetup: 70
-        case .unusableChannelLayout, .sizeLimitTooSmall: 64
+        case .unusableChannelLayout, .sizeLimitTooSmall, .cannotSplit: 64
         case .system: 71
         case .stoppedWaitingForReader: 0
         }

@@ -32,7 +32,10 @@ struct CreatedOutput {
         var naming: OutputNaming?
         if case .file(let pattern) = destination {
             var fileNaming = OutputNaming(pattern: pattern)
-            destination = .file(path: fileNaming.next(at: time(nil)))
+            let path = fileNaming.next(at: time(nil))
+            // Only a regular file can be split into files: a FIFO or a device is written in place.
+            if configuration.maxFileSeconds != nil, OutputTarget.isWrittenInPlace(path) { throw .cannotSplit(path: path) }
+            destination = .file(path: path)
             naming = fileNaming
         }
         self.naming = naming
@@ -148,8 +151,10 @@ final class SessionOutput {
             if error != 0 { throw .writeFailed(errno: error) }
         }
         self.startsOnSound = startsOnSound
-        // A file output can be split (--max-file-time, SIGUSR1); standard output is one stream.
-        if let naming = created.naming, case .file(let path) = destination {
+        // A regular file can be split (--max-file-time, SIGUSR1, a sound-activated recording's
+        // segments); standard output is one stream, and so is a FIFO or a device written in place
+        // (a split would have made a regular file beside it: `/dev/null-2`).
+        if let naming = created.naming, case .file(let path) = destination, writesRegularFiles {
             let splitter = SplittingEncoder(
                 output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
@@ -172,7 +177,10 @@ final class SessionOutput {
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
                            wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
         let fileSplitter = splitter
-        let soundGate = recording.soundActivation.map { SoundGatedDrain($0, format: format, splitter: fileSplitter, recordingStart: startTime, monitor: monitor) }
+        let streamName = created.destination.description
+        let soundGate = recording.soundActivation.map {
+            SoundGatedDrain($0, format: format, splitter: fileSplitter, streamName: streamName, recordingStart: startTime, monitor: monitor)
+        }
         if target.isPipeOrSocket { soundGate?.readerWatch = target.fileDescriptor }
         self.soundGate = soundGate
         loop = EncoderLoop(lane: lane, encoder: encoder, monitor: monitor, meter: meter,

@@ -19,7 +19,8 @@ public struct RecordedSegment: Sendable, Equatable {
     /// When its first frame was captured (see `SoundGatedDrain.captureTime(ofFrame:)`).
     public let startTime: WallClockTime
     public let frames: Int
-    /// The files it went into (several when `--max-file-time` split it), or ["stdout"].
+    /// The files it went into (several when `--max-file-time` split it), or the one stream it went
+    /// into ("stdout", a FIFO's or a device's path).
     public let paths: [String]
     /// Whether silence ended it (else the recording's end did).
     public let endedOnSilence: Bool
@@ -56,6 +57,7 @@ final class SoundGatedDrain: @unchecked Sendable {
     /// silence gaps passed (`--pad-overruns`). The capture's frame count at that position.
     private var captureFramesAtRead = 0
     private let splitter: SplittingEncoder?
+    private let streamName: String
     /// When the device was opened (`RecordingSession.startTime`): frame 0's moment until the
     /// capture thread has taken the first sample's time.
     private let recordingStart: WallClockTime
@@ -77,8 +79,11 @@ final class SoundGatedDrain: @unchecked Sendable {
     /// Told each segment once it has ended, on the encoder thread. Set before the thread starts.
     var whenSegmentEnds: (@Sendable (RecordedSegment) -> Void)?
 
-    init(_ activation: SoundActivation, format: PCMFormat, splitter: SplittingEncoder?, recordingStart: WallClockTime,
-         monitor: CaptureMonitor) {
+    /// `streamName` names an output without a splitter (standard output, a FIFO or a device
+    /// written in place), whose segments go back to back into the one stream.
+    init(_ activation: SoundActivation, format: PCMFormat, splitter: SplittingEncoder?, streamName: String,
+         recordingStart: WallClockTime, monitor: CaptureMonitor) {
+        self.streamName = streamName
         self.recordingStart = recordingStart
         self.monitor = monitor
         gate = SoundGate(activation, sampleRate: format.sampleRate)
@@ -264,7 +269,7 @@ final class SoundGatedDrain: @unchecked Sendable {
 
     private func report(_ loop: EncoderLoop, endedOnSilence: Bool) {
         guard let segment = openSegment.take() else { return }
-        let paths = splitter.map { Array($0.paths.dropFirst(segment.filesBefore)) } ?? ["stdout"]
+        let paths = splitter.map { Array($0.paths.dropFirst(segment.filesBefore)) } ?? [streamName]
         whenSegmentEnds?(RecordedSegment(
             number: segment.number, startFrame: segment.startFrame, startTime: segment.startTime,
             frames: loop.framesEncoded.load(ordering: .relaxed) - segment.framesAtStart, paths: paths,

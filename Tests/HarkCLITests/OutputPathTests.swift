@@ -42,4 +42,28 @@ import Testing
         #expect(result.errorLines == ["hark: cannot create '\(rig.path("loop1"))': Too many levels of symbolic links"], "\(result.standardError)")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: rig.path("loop1")) == "loop2", "the link stays")
     }
+
+    /// Files named like a split's parts of /dev/null (`null-2`, …) in /dev: what a device output
+    /// split into files left there before 2026-11-27.
+    static func filesBesideDevNull() -> Set<String> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("null-") })
+    }
+
+    /// A FIFO or a device is written in place, as one stream: `--max-file-time` cannot split it
+    /// (it made regular files beside it, `/dev/null-2`, `/dev/null-3`, …), and is refused before
+    /// anything is opened; SIGUSR1 and sound-activated segments go into the one stream, as for
+    /// stdout (`SoundActivationTests`).
+    @Test func aFIFOOrADeviceIsNeverSplitIntoFilesBesideIt() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 3 * 48_000).alsaBytes)
+        let fifo = rig.path("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let besideDevNull = Self.filesBesideDevNull()
+        for output in ["/dev/null", fifo] {
+            let result = try runHark(["record", "-D", "filecap", "-d", "3", "--max-file-time", "1", "-o", output, "--format", "raw"], rig: rig)
+            expectOneLineFailure(result, exitCode: 64, mentioning: "--max-file-time splits into files, and '\(output)' is not a regular file")
+        }
+        #expect(Self.filesBesideDevNull().subtracting(besideDevNull).isEmpty)
+        let made = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasPrefix("fifo") }
+        #expect(made == ["fifo"], "\(made)")
+    }
 }

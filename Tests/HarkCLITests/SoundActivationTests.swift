@@ -114,9 +114,11 @@ import Testing
                 && !result.standardError.contains("a new file"), "\(result.standardError)")
         #expect(result.standardError.contains("in 3 segments"), "\(result.standardError)")
         // A device named by -o is written in place like stdout, its segments back to back.
+        let besideDevNull = OutputPathTests.filesBesideDevNull()
         let device = try runHark(["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
                                   "--split-on-silence", "1", "-o", "/dev/null", "--format", "raw"], rig: rig)
         #expect(device.status == 0 && device.standardError.contains("the sounds back to back"), "\(device.standardError)")
+        #expect(OutputPathTests.filesBesideDevNull().subtracting(besideDevNull).isEmpty, "segments 2 and 3 were files /dev/null-2, -3")
     }
 
     /// A strftime name: the first segment's file has the plain name (the one taken before any
@@ -124,20 +126,29 @@ import Testing
     /// place) gets the segments too.
     @Test func timeNamesStartWithThePlainNameAndADeviceOutputWorks() throws {
         let rig = try ALSATestRig(input: Self.inputBytes)
-        let day = { () -> String in
-            let formatter = DateFormatter()
-            formatter.dateFormat = "yyyyMMdd"
-            return formatter.string(from: Date())
-        }
-        let before = day()
+        let besideDevNull = OutputPathTests.filesBesideDevNull()
         let result = try runHark(
             ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40", "--split-on-silence", "1",
              "-o", rig.path("memo-%Y%m%d.flac"), "-o", "/dev/null", "--format", "raw"], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
         let entries = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)
-        let names = entries.filter { $0.hasPrefix("memo-") }.sorted { ($0.count, $0) < ($1.count, $1) }
-        let expected = Set([before, day()]).map { ["memo-\($0).flac", "memo-\($0)-2.flac", "memo-\($0)-3.flac"] }
-        #expect(expected.contains(names), "\(names)")
+        // In recording order, each named for its own first sample's local day (its DATE): a
+        // segment after midnight starts that day's names afresh (the unpaced source puts the
+        // third segment seconds ahead of the clock, so this test can straddle midnight).
+        let files = try entries.filter { $0.hasPrefix("memo-") }.map { name in
+            let tags = try FLACTools.tags(rig.path(name))
+            let sample = tags.first { $0.hasPrefix("HARK_FIRST_SAMPLE=") } ?? ""
+            let day = tags.first { $0.hasPrefix("DATE=") }.map { $0.dropFirst(5).prefix(10).replacingOccurrences(of: "-", with: "") } ?? "?"
+            return (sample: sample, day: day, name: name)
+        }.sorted { $0.sample < $1.sample }
+        var perDay: [String: Int] = [:]
+        let expected = files.map { file in
+            perDay[file.day, default: 0] += 1
+            return perDay[file.day] == 1 ? "memo-\(file.day).flac" : "memo-\(file.day)-\(perDay[file.day]!).flac"
+        }
+        #expect(files.count == 3 && files.map(\.name) == expected, "\(files)")
+        // The device got the segments in place: no file was made beside it (`/dev/null-2`).
+        #expect(OutputPathTests.filesBesideDevNull().subtracting(besideDevNull).isEmpty)
         let temporary = entries.filter { $0.hasPrefix(".memo") }
         #expect(temporary.isEmpty, "no temporary file left: \(temporary)")
     }

@@ -182,15 +182,6 @@ import Testing
         #expect(help.contains("--compression-level") && help.contains("--sample-format"))
     }
 
-    private func expectOneLineFailure(_ result: ToolResult, exitCode: Int32, mentioning text: String,
-                                      sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(result.status == exitCode, "\(result.standardError)", sourceLocation: sourceLocation)
-        #expect(result.errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
-        #expect(result.errorLines.first?.hasPrefix("hark: ") == true, sourceLocation: sourceLocation)
-        #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
-        #expect(result.standardOutput.isEmpty, sourceLocation: sourceLocation)
-    }
-
     /// Files in the rig's directory other than the rig's own.
     private func leftoverFiles(in rig: ALSATestRig) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: rig.directory.path)

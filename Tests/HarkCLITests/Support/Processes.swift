@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// What a finished process left behind.
 struct ToolResult {
@@ -147,4 +148,15 @@ func detachedFromTheTest(_ executable: URL, _ arguments: [String]) -> (URL, [Str
 /// write fails (EPIPE) every time, whatever the schedule.
 func readerGoneBeforeTheStart(_ command: String) -> String {
     "exec 3> >(true); wait $!; " + command + " >&3"
+}
+
+/// A failure as the user must see it: the exit code, one line on stderr beginning "hark: " and
+/// naming the problem, nothing on stdout.
+func expectOneLineFailure(_ result: ToolResult, exitCode: Int32, mentioning text: String,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(result.status == exitCode, "\(result.standardError)", sourceLocation: sourceLocation)
+    #expect(result.errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
+    #expect(result.errorLines.first?.hasPrefix("hark: ") == true, sourceLocation: sourceLocation)
+    #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
+    #expect(result.standardOutput.isEmpty, sourceLocation: sourceLocation)
 }
