@@ -80,10 +80,11 @@ import Testing
         #expect(session.waitFor(promptQuestion), "\(session.screen)")
         let pid = try #require(session.screen.firstMatch(of: /pid=(\d+)/).flatMap { pid_t($0.1) }, "\(session.screen)")
         #expect(kill(pid, SIGSTOP) == 0)
-        usleep(200_000)
+        // `script` stops itself once it sees its child stopped, whenever it gets to run: continued
+        // before that, it would stop afterwards and stay stopped. So it is waited for.
+        #expect(waitUntilStopped(session.scriptProcessIdentifier, timeout: TestLoad.seconds(10)), "script did not stop with hark")
         #expect(kill(pid, SIGCONT) == 0)
-        usleep(100_000)
-        #expect(kill(session.scriptProcessIdentifier, SIGCONT) == 0)  // `script` stopped itself with hark
+        #expect(kill(session.scriptProcessIdentifier, SIGCONT) == 0)
         let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
         while session.screen.components(separatedBy: promptQuestion).count < 3, Date() < deadline { usleep(20_000) }
         // Asked again (twice here: `script`, continued, continues hark once more).

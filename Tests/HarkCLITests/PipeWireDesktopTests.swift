@@ -206,15 +206,12 @@ struct DconfPrivacySwitchTests {
         let result = withExtendedLifetime(feeder) { recording.wait(timeout: TestLoad.seconds(20)) }
         #expect(result.status == 77, "\(result.standardError)")
         #expect(result.errorLines.last == "hark: microphone access was turned off in the desktop's privacy settings; the recording was stopped and finalized")
-        // By the kernel's clocks: dconf's database replaced (the service writes a new file and
-        // renames it into place, then signals the change on the bus) to the finished file's last write.
-        var info = stat()
-        try #require(stat(output, &info) == 0)
-        let finished = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        try #require(stat(database, &info) == 0)
-        let switched = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
-        print("DconfPrivacySwitchTests: a finished file \(finished - switched) s after the switch")
-        #expect(finished - switched < 1, "the file was finished \(finished - switched) s after the switch")
+        // As `revocationStopDelay` times it: dconf's database replaced (the service writes a new
+        // file and renames it into place, then signals the change on the bus) to the last sample
+        // recorded.
+        let reaction = try lastSampleTime(flac: output) - changeTime(of: database)
+        print("DconfPrivacySwitchTests: the last sample recorded \(reaction) s after the switch")
+        #expect(reaction < 1, "the capture went on \(reaction) s after the switch")
         #expect(try FLACTools.test(output).status == 0)
         let decoded = try FLACTools.decode(output, bitsPerSample: 16)
         let input = Array(signal.samples)

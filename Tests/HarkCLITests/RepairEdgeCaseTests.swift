@@ -76,7 +76,10 @@ import Testing
     /// well inside the analysis's decode, it ends the analysis ("nothing changed"), where it was
     /// taken only once the analysis had run to its end, before the write ("the original is
     /// unchanged"; minutes later for a file of gigabytes). What is asserted is where it was taken,
-    /// not how soon, which depends on the machine's load.
+    /// not how soon, which depends on the machine's load. The signal goes once hark blocks it (it
+    /// takes it from then on), has the file open and has spent a twentieth of a second of CPU
+    /// since: inside the analysis's decode (a second or more of CPU), whatever the load; a sleep
+    /// of a tenth of a whole repair's time could come before hark had blocked it.
     @Test func aCtrlCIsTakenWhileTheAudioIsDecoded() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
         let flac = rig.path("long.flac")
@@ -90,7 +93,12 @@ import Testing
         #expect(full.status == 1, "\(full.standardError)")
 
         let repair = try startHark(["repair", "--write", flac], rig: rig)
-        usleep(useconds_t(full.wallSeconds * 0.1 * 1_000_000))
+        try waitUntilStopSignalsAreBlocked(repair)
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(30))
+        while repair.process.isRunning, Date() < deadline, !Self.hasOpen(flac, repair.pid) { usleep(1_000) }
+        let opened = Self.cpuTicks(of: repair.pid)
+        while repair.process.isRunning, Date() < deadline, Self.cpuTicks(of: repair.pid) < opened + 5 { usleep(1_000) }
+        #expect(repair.process.isRunning, "the repair ended before the signal")
         let signalled = Date()
         repair.send(SIGINT)
         let result = repair.wait(timeout: 60)
@@ -98,6 +106,25 @@ import Testing
         #expect(result.status == 130 && result.errorLines == ["hark: \(flac): not repaired (FLAC): interrupted; nothing changed"],
                 "\(result.status) \(result.standardError)")
         try expectSameElements(RepairTools.bytes(flac), torn, "the original as it was")
+    }
+
+    /// Whether process `pid` has `path` open (a link in /proc/PID/fd leads to it).
+    static func hasOpen(_ path: String, _ pid: pid_t) -> Bool {
+        let folder = "/proc/\(pid)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")) == path
+        }
+    }
+
+    /// The CPU time process `pid` has used, user and system, in clock ticks (/proc/PID/stat's 14th
+    /// and 15th fields; a hundredth of a second each here); 0 when it cannot be told.
+    static func cpuTicks(of pid: pid_t) -> Int {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // After "PID (comm) ": state is field 3, so utime and stime are the 12th and 13th here.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
+        return user + system
     }
 
     /// A flipped bit in a WAV's fmt chunk (the rate's third byte: 16 MHz) is no whole file: its

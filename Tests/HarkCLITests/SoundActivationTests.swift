@@ -274,26 +274,6 @@ import Testing
         }
     }
 
-    @Test func revokingAccessStopsAnArmedRecorder() throws {
-        let quiet = Data(count: 30 * 48_000 * 4)
-        let rig = try ALSATestRig(input: quiet)
-        try rig.startPulseAudio()
-        let recording = try startHark(["record", "-D", "pacedcap", "--start-above", "-30", "-o", rig.path("armed.flac")], rig: rig)
-        try waitForLog(rig, containing: "\"event\":\"started\"")
-        #expect(try runHark(["permissions", "deny", "microphone"], rig: rig).status == 0)
-        let result = recording.wait(timeout: TestLoad.seconds(20))
-        #expect(result.status == 77, "\(result.standardError)")
-        #expect(result.standardError.contains("microphone access was revoked"), "\(result.standardError)")
-        // With no file, hark's last write is the access log's entry for the recording, made once
-        // the capture has stopped: timed by the kernel's clocks, as `revocationStopDelay` says why.
-        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
-        #expect(log.split(separator: "\n").last?.contains("\"ended\"") == true, "\(log)")
-        let reaction = try revocationStopDelay(rig, output: rig.accessLogFile)
-        print("SoundActivationTests: an armed hark logged its end \(reaction) s after the deny (its stamp's ctime to the log's mtime)")
-        #expect(reaction < 1, "stopped \(reaction) s after the deny")
-        #expect(!FileManager.default.fileExists(atPath: rig.path("armed.flac")))
-    }
-
     /// On a terminal the status line says "◌ ARMED" with the level being compared, then "● REC"
     /// with the segment count once the sound comes (paced: 3 s of near-silence, then music).
     @Test func theStatusLineShowsArmedThenRecording() throws {

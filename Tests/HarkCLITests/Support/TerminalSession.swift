@@ -60,7 +60,12 @@ final class TerminalSession {
     func finish(timeout: Double = 30) -> (status: Int32, screen: String, seconds: Double) {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
+        // Continued first: a stopped `script` (it stops itself with a stopped child) would keep a
+        // SIGTERM pending for ever, and this wait with it.
+        if process.isRunning {
+            kill(process.processIdentifier, SIGCONT)
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
         try? keyboard.fileHandleForWriting.close()
         return (process.terminationStatus, screen, Date().timeIntervalSince(start))
@@ -76,4 +81,18 @@ func shellQuoted(_ word: String) -> String { "'" + word.replacingOccurrences(of:
 /// A shell command running hark with `arguments`.
 func harkCommand(_ arguments: [String]) -> String {
     ([harkBinary.path] + arguments).map(shellQuoted).joined(separator: " ")
+}
+
+/// Waits until process `pid` is stopped (state T in /proc/PID/stat); false after `timeout` seconds
+/// or once it is gone.
+func waitUntilStopped(_ pid: pid_t, timeout: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        // "PID (comm) S …": the state follows the command's closing parenthesis and a space.
+        if stat[close...].dropFirst(2).first == "T" { return true }
+        usleep(5_000)
+    }
+    return false
 }
