@@ -291,13 +291,13 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
     ///
     /// Memory ordering: stored with release before the frames are committed to any ring (see
     /// `read`), so an encoder that has acquired a ring's write index covering them, and starts a
-    /// sound-activated segment on them, finds the time (and the wall clock's offset, stored
-    /// before it) with an acquiring load (`CaptureClock.firstSampleTime`). A source that never answers leaves 0: the device's open
-    /// time then stands in.
+    /// sound-activated segment on them, finds the time (and the time suspended, stored before
+    /// it) with an acquiring load (`CaptureClock.firstSampleTime`). A source that never answers
+    /// leaves 0: the device's open time then stands in.
     private func stampFirstFrame(afterReading count: Int, accounted: Int) -> Bool {
         guard let next = device.timeOfNextFrame() else { return false }
         let rate = device.negotiated.format.sampleRate
-        monitor.firstFrameWallClockOffset.store(MonotonicClock.wallClockOffset(), ordering: .relaxed)
+        monitor.firstFrameSuspendedNanoseconds.store(MonotonicClock.nanosecondsSuspended(), ordering: .relaxed)
         monitor.firstFrameTime.store(next - (accounted + count) * 1_000_000_000 / rate, ordering: .releasing)
         return true
     }

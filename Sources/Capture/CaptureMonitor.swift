@@ -26,12 +26,13 @@ public final class CaptureMonitor: Sendable {
     /// the source answered and before its frames reach any ring (`CaptureLoop` asks after at most
     /// four reads).
     public let firstFrameTime = Atomic<Int>(0)
-    /// The wall clock less `MonotonicClock` when `firstFrameTime` was taken
-    /// (`MonotonicClock.wallClockOffset`): the first frame's wall-clock time is the sum. Taken then,
-    /// not when someone asks, so a clock stepped or a machine suspended during the recording does
-    /// not move the first sample's time. Stored (relaxed) before `firstFrameTime`'s release, so a
-    /// reader that acquired a non-zero `firstFrameTime` reads the offset that goes with it.
-    public let firstFrameWallClockOffset = Atomic<Int>(0)
+    /// How long the machine had been suspended when `firstFrameTime` was taken
+    /// (`MonotonicClock.nanosecondsSuspended`): `firstFrameTime` plus this is the first frame's
+    /// CLOCK_BOOTTIME, which a suspend later in the recording does not move (the monotonic clock
+    /// stops in a suspend, so converting it with a later offset would put the first sample as
+    /// much later). Stored (relaxed) before `firstFrameTime`'s release, so a reader that acquired
+    /// a non-zero `firstFrameTime` reads the value that goes with it.
+    public let firstFrameSuspendedNanoseconds = Atomic<Int>(0)
     /// The device clock against the system's, in parts per billion (`TimelineGuard`), written
     /// once as capture ends; `Int.min` when the recording was too short to tell.
     public let clockDriftPartsPerBillion = Atomic<Int>(Int.min)

@@ -12,16 +12,26 @@ public enum MonotonicClock {
         return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
     }
 
-    /// The wall clock (CLOCK_REALTIME) less this clock, in nanoseconds, as it is now: adding it to a
-    /// reading of this clock gives wall-clock nanoseconds since 1970. It changes when the wall
-    /// clock is stepped (NTP, a user's `date -s`) and across a suspend (which this clock does not
-    /// count), so a time is converted with the offset of its own moment. Allocation-free (two
-    /// vDSO calls). The corresponding C function is `clock_gettime`.
-    public static func wallClockOffset() -> Int {
-        var realtime = timespec(), monotonic = timespec()
-        clock_gettime(CLOCK_REALTIME, &realtime)
+    /// How long the machine has been suspended since it booted, in nanoseconds: CLOCK_BOOTTIME,
+    /// which counts a suspend, less this clock, which does not. Adding it to a reading of this
+    /// clock gives CLOCK_BOOTTIME at that moment, a clock that neither stops in a suspend nor is
+    /// stepped. Allocation-free (two vDSO calls). The corresponding C function is `clock_gettime`.
+    public static func nanosecondsSuspended() -> Int {
+        var boot = timespec(), monotonic = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &boot)
         clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        return (Int(realtime.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(monotonic.tv_nsec)
+        return (Int(boot.tv_sec) - Int(monotonic.tv_sec)) * 1_000_000_000 + Int(boot.tv_nsec) - Int(monotonic.tv_nsec)
+    }
+
+    /// The wall clock (CLOCK_REALTIME) less CLOCK_BOOTTIME, in nanoseconds, as it is now: adding it
+    /// to a CLOCK_BOOTTIME reading gives that moment's wall-clock time by the system's present
+    /// idea of the time (after any step NTP or the administrator made since). The corresponding C
+    /// function is `clock_gettime`.
+    public static func wallClockLessBootClock() -> Int {
+        var realtime = timespec(), boot = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_BOOTTIME, &boot)
+        return (Int(realtime.tv_sec) - Int(boot.tv_sec)) * 1_000_000_000 + Int(realtime.tv_nsec) - Int(boot.tv_nsec)
     }
 
     /// Sleeps for at least `nanoseconds`, resuming after signals. The corresponding C function is `nanosleep`.

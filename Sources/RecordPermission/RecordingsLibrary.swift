@@ -117,7 +117,8 @@ public struct RecordingsLibrary: Sendable, Hashable {
 
 /// A new recording's name in the library, and the folders made for it.
 public struct LibraryName: Sendable, Equatable {
-    /// The file's path; for a sound-activated recording, a strftime pattern of its files' paths.
+    /// The file's path: for hark's own recordings a strftime pattern of its files' paths
+    /// (`newRecordingPattern`), else the one path (`newRecordingPath`).
     public let path: String
     /// The folders made to hold it, outermost first (none when the library existed).
     public let madeFolders: [String]

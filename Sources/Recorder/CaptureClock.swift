@@ -1,4 +1,5 @@
 import Capture
+import Realtime
 import RecordPermission
 
 /// When a recording's first sample was captured, and how fast the device's clock ran against the
@@ -6,9 +7,11 @@ import RecordPermission
 ///
 /// The first sample's time comes from the device's status timestamp (CLOCK_MONOTONIC, less the
 /// frames captured and not yet read), taken by the capture thread right after its first read, not
-/// from when the file was opened or the thread woke; it is made wall-clock time with the offset
-/// between the two clocks read at that same moment, so a clock stepped later in the recording (NTP,
-/// `date -s`) or a suspend does not move it.
+/// from when the file was opened or the thread woke. It is made wall-clock time through
+/// CLOCK_BOOTTIME, fixed at that moment (a suspend later in the recording, which the monotonic
+/// clock does not count, does not move it), and the wall clock's present offset from it: a step
+/// NTP makes during the recording (a Raspberry Pi that started recording before its clock was
+/// set) corrects it, as it corrects every time the system tells from then on.
 ///
 /// The drift is the device's frames per second of system time, less the nominal rate, in parts
 /// per million, from the slope of `TimelineGuard`'s latency floor. It is given once two 5 s
@@ -37,11 +40,11 @@ public struct CaptureClock: Sendable, Equatable {
     /// it (nil before, or from a device that gives no timestamps). Allocates nothing (a segment's
     /// start asks on the encoder thread). Acquire pairs with the capture thread's release, made
     /// before the first frames reach any ring (`CaptureLoop.stampFirstFrame`), and makes the
-    /// offset stored before that release visible.
+    /// time suspended stored before that release visible.
     static func firstSampleTime(_ monitor: CaptureMonitor) -> WallClockTime? {
         let first = monitor.firstFrameTime.load(ordering: .acquiring)
         guard first > 0 else { return nil }
-        let offset = monitor.firstFrameWallClockOffset.load(ordering: .relaxed)
+        let offset = monitor.firstFrameSuspendedNanoseconds.load(ordering: .relaxed) + MonotonicClock.wallClockLessBootClock()
         return WallClockTime(secondsSinceEpoch: Double((first + offset) / 1_000) / 1_000_000)
     }
 

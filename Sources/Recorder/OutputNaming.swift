@@ -18,12 +18,21 @@ struct OutputNaming {
         self.pattern = pattern
     }
 
-    /// Whether the pattern has strftime conversions.
-    var hasTimeConversions: Bool { pattern.contains("%") }
+    /// Whether the pattern has strftime conversions: a '%' that is not half of a "%%" (which
+    /// strftime gives back as a literal '%', the same at every time).
+    var hasTimeConversions: Bool {
+        var characters = pattern.utf8.makeIterator()
+        while let character = characters.next() {
+            guard character == UInt8(ascii: "%") else { continue }
+            guard characters.next() == UInt8(ascii: "%") else { return true }
+        }
+        return false
+    }
 
     /// The next file's name, for a file starting at `time` (seconds since the epoch).
     mutating func next(at time: Int) -> String {
-        let base = hasTimeConversions ? Self.expand(pattern, at: time) : pattern
+        // Through strftime whenever there is a '%', so "%%" is a '%' as the user meant.
+        let base = pattern.contains("%") ? Self.expand(pattern, at: time) : pattern
         var name = base
         var counter = 2
         while used.contains(name) || (!used.isEmpty && Self.exists(name)) {

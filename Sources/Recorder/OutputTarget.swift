@@ -32,8 +32,8 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// written through, as `arecord` or `flac -o` write: the new file goes where the link points and
 /// the link stays (renamed onto the link itself, the recording would replace it).
 ///
-/// `keepsExisting`: the name must be new (a recording added to the recordings library, a split's
-/// later file). It is taken at commit without replacing anything, so two recorders that chose the
+/// `keepsExisting`: the name must be new (a recording added to the recordings library, a name with
+/// strftime conversions, a split's later file). It is taken at commit without replacing anything, so two recorders that chose the
 /// same name at once (two library recordings started in the same second) cannot write over each
 /// other: the second gets "-2", "-3" before the extension (`OutputNaming.numbered`). (A split's
 /// later file that loses such a race to another recorder gets the counter after its own:

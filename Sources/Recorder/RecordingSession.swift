@@ -89,7 +89,7 @@ public final class RecordingSession {
                 // the prompt: it is named again for the start (a sound-activated output is named
                 // when its first sound comes).
                 for index in created.indices {
-                    try created[index].nameAgain(at: Int(startTime.secondsSinceEpoch.rounded(.down)))
+                    created[index].nameAgain(at: Int(startTime.secondsSinceEpoch.rounded(.down)))
                 }
                 // A file that must have a new name takes it now, before its splitter and the access
                 // log learn it (another recorder may have taken the name meanwhile): nothing waits

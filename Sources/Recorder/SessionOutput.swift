@@ -48,12 +48,15 @@ struct CreatedOutput {
     /// and the device's opening, which can take seconds. The file made then is given up for one
     /// made under the new name; nothing changes when the name is the same, or for a file written
     /// in place (a FIFO, a device) or standard output.
-    mutating func nameAgain(at time: Int) throws(RecordingError) {
+    /// A name that cannot be made (a pattern whose folder part has moved on to a folder that does
+    /// not exist, or a FIFO nobody reads) keeps the first: the user has answered the prompt by now,
+    /// and every output was checked before anyone was asked.
+    mutating func nameAgain(at time: Int) {
         guard var renaming = naming.map({ OutputNaming(pattern: $0.pattern) }), renaming.hasTimeConversions,
               target.isUncommittedFile, case .file(let old) = target.destination else { return }
         let name = renaming.next(at: time)
-        guard name != old else { return }
-        let renamed = try OutputTarget(.file(path: name), keepsExisting: keepsExisting)
+        guard name != old, !(configuration.maxFileSeconds != nil && OutputTarget.isWrittenInPlace(name)),
+              let renamed = try? OutputTarget(.file(path: name), keepsExisting: keepsExisting) else { return }
         target.discard()
         target = renamed
         naming = renaming
@@ -68,13 +71,15 @@ final class SessionOutput {
     let destination: OutputDestination
     let lane: CaptureLane
     let loop: EncoderLoop
-    /// Splits a file output into consecutive files; nil for standard output.
+    /// Splits a regular file output into consecutive files; nil for standard output, a FIFO or a
+    /// device (one stream each).
     let splitter: SplittingEncoder?
     var thread: PosixThread?
     /// Whether its files hold room for the clock's stamps (`ClockStamp`).
     let stampsClock: Bool
     /// Whether it writes regular files, which a split makes anew; a FIFO or a device named by -o
-    /// gets its splits (or a sound-activated recording's segments) back to back, as stdout does.
+    /// is one stream, as stdout is: a sound-activated recording's segments go into it back to
+    /// back, SIGUSR1 leaves it alone, and `--max-file-time` for it is refused.
     let writesRegularFiles: Bool
     /// The loudness of each of its files.
     let loudness: LoudnessLedger

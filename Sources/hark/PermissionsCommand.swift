@@ -138,8 +138,9 @@ extension PermissionsCommand {
         static let configuration = CommandConfiguration(abstract: "List past recordings from the access log.")
         @Flag(help: "Print each recording's entry as the JSON line the log stores (the log's lines that track a recording under way are left out).")
         var json = false
-        @Option(help: ArgumentHelp("Only recordings that started at or after this time: an ISO 8601 date or time "
-                                   + "(2026-11-21, 2026-11-21T09:00:00Z) or an age such as 30m, 12h, 7d.",
+        @Option(help: ArgumentHelp("Only recordings that started at or after this time: an ISO 8601 date or time, "
+                                   + "local unless it names its zone (2026-11-21, 2026-11-21T09:00:00, 2026-11-21T09:00:00Z), "
+                                   + "or an age such as 30m, 12h, 7d.",
                                    valueName: "time")) var since: String?
         @Option(help: ArgumentHelp("Only this app's recordings (every app's by default).", valueName: "id"))
         var app: String?
