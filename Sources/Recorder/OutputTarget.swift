@@ -33,11 +33,11 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// the link stays (renamed onto the link itself, the recording would replace it).
 ///
 /// `keepsExisting`: the name must be new (a recording added to the recordings library, a name with
-/// strftime conversions, a split's later file). It is taken at commit without replacing anything, so two recorders that chose the
-/// same name at once (two library recordings started in the same second) cannot write over each
-/// other: the second gets "-2", "-3" before the extension (`OutputNaming.numbered`). (A split's
-/// later file that loses such a race to another recorder gets the counter after its own:
-/// "talk-2-2.flac".)
+/// strftime conversions, a split's later file). It is taken at commit without replacing anything,
+/// so two recorders that chose the same name at once (two library recordings started in the same
+/// second) cannot write over each other: the second gets "-2", "-3" before the extension
+/// (`OutputNaming.numbered`). (A split's later file that loses such a race to another recorder
+/// gets the counter after its own: "talk-2-2.flac".)
 final class OutputTarget {
     /// A file not yet committed: without a name, or under a hidden temporary one.
     private enum Uncommitted {
