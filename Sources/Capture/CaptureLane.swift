@@ -4,7 +4,7 @@ import Synchronization
 
 /// One output's share of a capture: the ring its encoder thread drains, the signal that wakes
 /// that thread, the silence to pad its lost time with, and the frames dropped because its ring
-/// was full.
+/// was full (with `--pad-overruns`, silence in their place too).
 ///
 /// Why a ring per output and not one ring several readers share: with one ring, the slowest
 /// reader holds the write position back, so a stalled pipe reader would fill the ring and cost
@@ -29,6 +29,12 @@ public final class CaptureLane: @unchecked Sendable {
     /// Frames this output missed because its ring was full. Written by the capture thread only,
     /// read by others as a snapshot (relaxed).
     public let framesDropped = Atomic<Int>(0)
+    /// Of those, the frames with silence in their place (`--pad-overruns`). Same rules.
+    public let framesDroppedPadded = Atomic<Int>(0)
+    /// Frames dropped since the ring last took any, whose silence is not scheduled yet: a run of
+    /// drops (an encoder stalled for seconds drops every period) becomes one gap, scheduled
+    /// before the ring takes its next frame (`padDroppedFrames`). Capture thread only.
+    private var framesDroppedUnscheduled = 0
     /// Frames the encoder keeps in the ring on purpose (a sound-activated recording's pre-roll):
     /// not counted towards `wakeFrames`, so an armed encoder sleeps as long as any other. Written
     /// by the encoder thread, read by the capture thread; relaxed: a stale value moves one wake-up
@@ -81,6 +87,28 @@ public final class CaptureLane: @unchecked Sendable {
         framesTakenLastSeen = framesTaken
         lastLook = now
         return stuckNanoseconds < stalledAfterNanoseconds
+    }
+
+    /// Counts `frames` the ring had no room for and, when lost time is padded, keeps them for
+    /// the gap `padDroppedFrames` schedules. Capture thread only; real-time safe.
+    func drop(_ frames: Int) {
+        framesDropped.add(frames, ordering: .relaxed)
+        if silence != nil { framesDroppedUnscheduled += frames }
+    }
+
+    /// Schedules silence for the frames dropped since the ring last took any, where they were
+    /// dropped: after the `framesCommitted` frames the ring has taken. Called before the ring
+    /// takes another frame and before any other gap is scheduled (the encoder reads the gaps in
+    /// order, positions never decreasing), and at the end of capture. A schedule that is full
+    /// (its encoder minutes behind) leaves these frames without silence; they stay counted as
+    /// dropped. Capture thread only; real-time safe (one 16-byte entry and a semaphore post).
+    func padDroppedFrames() {
+        guard framesDroppedUnscheduled > 0, let silence else { return }
+        if silence.schedule(SilenceSchedule.Gap(position: framesCommitted, frames: framesDroppedUnscheduled)) {
+            framesDroppedPadded.add(framesDroppedUnscheduled, ordering: .relaxed)
+            dataReady.signal()
+        }
+        framesDroppedUnscheduled = 0
     }
 
     /// The lane has room: a later wait for it starts its stall clock afresh.

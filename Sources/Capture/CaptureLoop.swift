@@ -47,6 +47,8 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
     /// fails. Call on the capture thread.
     public func run() {
         let (reason, code) = captureUntilDone()
+        // Frames dropped up to the end still get their silence, after what each ring holds.
+        for lane in lanes where !lane.isClosed { lane.padDroppedFrames() }
         device.drop()
         monitor.finish(because: reason, errorCode: code)
         for lane in lanes { lane.dataReady.signal() }
@@ -136,6 +138,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             // only when every output has it.
             var scheduledEverywhere = true
             for lane in lanes where !lane.isClosed {
+                lane.padDroppedFrames()  // gaps in order: its drops came first
                 let gap = SilenceSchedule.Gap(position: lane.framesCommitted, frames: padding)
                 if lane.silence?.schedule(gap) == true { lane.dataReady.signal() } else { scheduledEverywhere = false }
             }
@@ -194,6 +197,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             let step: CaptureStep
             var requested = wanted
             if let target {
+                target.padDroppedFrames()  // it has room: the silence goes before the frames
                 var timed = false
                 (step, requested) = read(wanted, into: target) { count in
                     // Before any lane sees these frames (`read` says why). The count first:
@@ -305,7 +309,8 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
     /// Reads up to `frames` from the device into `target`'s ring (its first free region; a
     /// wrapped one is filled by the next step), copies what came to every other open lane, and
     /// wakes each lane whose ring now holds enough to be worth a wake-up (`CaptureLane.wakeFrames`).
-    /// A lane without room for all of them keeps what fits and counts the rest as dropped.
+    /// A lane without room for all of them keeps what fits and drops the rest (counted, and with
+    /// `--pad-overruns` padded with silence once it has room again).
     /// `afterDeviceRead` runs with the count right after a read that brought frames, before any
     /// lane sees them (the first frame's time is taken there). Returns the step and how many
     /// frames it asked the device for.
@@ -321,9 +326,15 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
             afterDeviceRead(count)
             let period = UnsafeRawBufferPointer(start: regions.first.baseAddress!, count: count * bytesPerFrame)
             for lane in lanes where lane !== target && !lane.isClosed {
-                let copied = lane.ring.write(from: period)
+                // The room first, then the silence of earlier drops, then the frames: a gap is
+                // scheduled before the ring takes a frame after it. The room only grows until
+                // this thread writes (the encoder frees it), so all of it is written.
+                let room = lane.ring.writableFrames(upTo: count)
+                guard room > 0 else { lane.drop(count); continue }
+                lane.padDroppedFrames()
+                let copied = lane.ring.write(from: UnsafeRawBufferPointer(rebasing: period[..<(room * bytesPerFrame)]))
                 lane.framesCommitted += copied
-                if copied < count { lane.framesDropped.add(count - copied, ordering: .relaxed) }
+                if copied < count { lane.drop(count - copied) }
                 if copied > 0 { lane.wakeIfDue() }
             }
             return count
@@ -336,12 +347,12 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
     }
 
     /// Every open ring is full and the source is live: keep the device from overrunning by
-    /// reading one period into the device-owned scratch space, and count those frames as dropped
-    /// for every open output.
+    /// reading one period into the device-owned scratch space, and drop those frames for every
+    /// open output (counted, and padded with silence once it has room again).
     private func discardOnePeriod(frames: Int) -> CaptureStep {
         let step = device.readIntoScratch(frames: frames)
         if case .frames(let count) = step, count > 0 {
-            for lane in lanes where !lane.isClosed { lane.framesDropped.add(count, ordering: .relaxed) }
+            for lane in lanes where !lane.isClosed { lane.drop(count) }
         }
         return step
     }

@@ -22,6 +22,9 @@ public struct AccessLogEntry: Sendable, Equatable {
     public var ended: String
     /// Frames dropped because the ring was full (absent in entries of programs that do not say).
     public var framesDropped: Int?
+    /// Of those, the frames replaced by silence (`--pad-overruns`); absent when not padding, and
+    /// in lines written before drops were padded.
+    public var framesDroppedPadded: Int?
     /// Device overruns, and the frames the device lost in them.
     public var overruns: Int?
     public var framesLostToOverruns: Int?
@@ -223,6 +226,7 @@ extension AccessLogEntry {
         ]
         if resource != .microphone { members["resource"] = .string(resource.rawValue) }
         members["framesDropped"] = framesDropped.map { .number(Double($0)) }
+        members["framesDroppedPadded"] = framesDroppedPadded.map { .number(Double($0)) }
         members["overruns"] = overruns.map { .number(Double($0)) }
         members["framesLostToOverruns"] = framesLostToOverruns.map { .number(Double($0)) }
         members["framesPadded"] = framesPadded.map { .number(Double($0)) }
@@ -248,7 +252,7 @@ extension AccessLogEntry {
               let consent = json["consent"]?.stringValue.flatMap(ConsentSource.init(rawValue:)),
               let ended = json["ended"]?.stringValue, let framesDropped = optionalCount("framesDropped"),
               let overruns = optionalCount("overruns"), let framesLostToOverruns = optionalCount("framesLostToOverruns"),
-              let framesPadded = optionalCount("framesPadded")
+              let framesPadded = optionalCount("framesPadded"), let framesDroppedPadded = optionalCount("framesDroppedPadded")
         else { return nil }
         let resource: PermissionResource
         switch json["resource"] {
@@ -260,6 +264,7 @@ extension AccessLogEntry {
         self.init(start: start, end: end, app: app, device: device, format: format, output: output, frames: frames,
                   consent: consent, resource: resource, ended: ended, framesDropped: framesDropped, overruns: overruns,
                   framesLostToOverruns: framesLostToOverruns, framesPadded: framesPadded, recordingID: json["id"]?.stringValue)
+        self.framesDroppedPadded = framesDroppedPadded
         firstSample = json["firstSample"]?.stringValue.flatMap(WallClockTime.init(iso8601:))
         if case .number(let drift)? = json["clockDriftPPM"] { clockDriftPPM = drift }
         segment = json["segment"]?.exactInt

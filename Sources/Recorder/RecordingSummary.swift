@@ -149,6 +149,8 @@ public struct OutputSummary: Sendable, Equatable {
     public let bytes: Int
     /// Frames this output missed because its ring was full.
     public let framesDropped: Int
+    /// Of those, the frames with silence in their place (`--pad-overruns`); part of `frames`.
+    public let framesDroppedPadded: Int
     /// Why the output ended early, if writing it failed; its file was finished as far as possible
     /// (or, when it `failedAtStart`, removed).
     public let failure: EncoderError?
@@ -163,7 +165,9 @@ public struct OutputSummary: Sendable, Equatable {
     public let loudness: LoudnessMeasurement?
 
     public init(paths: [String], codec: String, segments: Int? = nil, loudness: LoudnessMeasurement? = nil, frames: Int,
-                bytes: Int, framesDropped: Int, failure: EncoderError? = nil, reachedSizeLimit: Bool = false) {
+                bytes: Int, framesDropped: Int, framesDroppedPadded: Int = 0, failure: EncoderError? = nil,
+                reachedSizeLimit: Bool = false) {
+        precondition(framesDroppedPadded <= framesDropped, "only dropped frames are padded")
         self.paths = paths
         self.segments = segments
         self.loudness = loudness
@@ -171,6 +175,7 @@ public struct OutputSummary: Sendable, Equatable {
         self.frames = frames
         self.bytes = bytes
         self.framesDropped = framesDropped
+        self.framesDroppedPadded = framesDroppedPadded
         self.failure = failure
         self.reachedSizeLimit = reachedSizeLimit
         failedAtStart = false
@@ -186,6 +191,7 @@ public struct OutputSummary: Sendable, Equatable {
         frames = 0
         bytes = 0
         framesDropped = 0
+        framesDroppedPadded = 0
         self.failure = failure
         reachedSizeLimit = false
         failedAtStart = true
@@ -213,7 +219,7 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     /// Lost frames for which no silence is in the file (all of them without `--pad-overruns`).
     public var framesNotPadded: Int { framesLostToOverruns - framesPadded }
     /// Frames the capture thread read or padded. Once the encoders have drained their rings, an
-    /// output's `frames` equals it unless the output dropped frames or ended early.
+    /// output's `frames` equals it unless the output dropped frames it could not pad or ended early.
     public let framesCaptured: Int
     public let end: RecordingEnd
     /// The first sample's time and the device clock's drift, when the device gave timestamps.
@@ -250,6 +256,8 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var loudness: LoudnessMeasurement? { fullestOutput.loudness }
     /// The most frames any one output dropped.
     public var framesDropped: Int { outputs.map(\.framesDropped).max() ?? 0 }
+    /// Of the frames dropped by the output that dropped the most, those padded with silence.
+    public var framesDroppedPadded: Int { outputs.max { $0.framesDropped < $1.framesDropped }?.framesDroppedPadded ?? 0 }
 
     public var durationSeconds: Double { format.seconds(forFrames: frames) }
 
@@ -267,20 +275,27 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         }
         // "1 frame", "2 frames": a one-frame recording said "1 frames".
         func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        // Frames a full ring dropped, and with padding how many of them have silence in their place.
+        func dropped(_ output: OutputSummary) -> String {
+            let padded = output.framesDroppedPadded
+            let padding = !padsLostTime || output.framesDropped == 0 ? ""
+                : padded == output.framesDropped ? " (padded with silence)" : " (\(counted(padded, "frame")) padded with silence)"
+            return "\(counted(output.framesDropped, "frame")) dropped\(padding)"
+        }
         let losses = "\(counted(overruns, "overrun")) (\(lost) ms lost\(padding))"
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         let segments = fullestOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
         if outputs.count == 1 {
             return ["recorded \(duration)\(segments), \(counted(frames, "frame")), \(counted(bytes, "byte")) to \(output); "
-                + "\(losses), \(counted(framesDropped, "frame")) dropped\(loudness); \(end)\(drift)"]
+                + "\(losses), \(dropped(outputs[0]))\(loudness); \(end)\(drift)"]
         }
         return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses)\(loudness); \(end)\(drift)"]
             + outputs.map { output in
                 let failed = output.failedAtStart ? "failed at the start" : "failed"
                 let ending = output.failure.map { "; \(failed): \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(counted(output.frames, "frame")), \(counted(output.bytes, "byte")), "
-                    + "\(counted(output.framesDropped, "frame")) dropped\(ending)"
+                    + "\(dropped(output))\(ending)"
             }
     }
 

@@ -274,7 +274,8 @@ final class SessionOutput {
             paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
             segments: soundGate?.segmentsStarted.load(ordering: .relaxed), loudness: frames > 0 ? loudness.measurement : nil,
             frames: frames, bytes: loop.bytesWritten.load(ordering: .relaxed),
-            framesDropped: lane.framesDropped.load(ordering: .relaxed), failure: loop.outcome,
+            framesDropped: lane.framesDropped.load(ordering: .relaxed),
+            framesDroppedPadded: lane.framesDroppedPadded.load(ordering: .relaxed), failure: loop.outcome,
             reachedSizeLimit: loop.sizeLimitReached.load(ordering: .relaxed))
     }
 }

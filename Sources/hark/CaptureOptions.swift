@@ -43,7 +43,7 @@ struct CaptureOptions: ParsableArguments {
     var bufferTime = CaptureRequest.defaultBufferMicroseconds
 
     @Flag(name: .customLong("pad-overruns"),
-          help: "Fill audio the device or sound server lost (an overrun) with silence, so the file's timeline stays true to the clock.")
+          help: "Fill audio the device or sound server lost (an overrun), and frames an output's full ring dropped, with silence, so the file's timeline stays true to the clock.")
     var padOverruns = false
 
     func validate() throws {

@@ -170,7 +170,8 @@ extension PermissionsCommand {
                     text += "\(entry.start)  \(entry.app)  \(entry.device) → \(segment)\(output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
-                        + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames" : "")
+                        + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames"
+                            + (entry.framesDroppedPadded.map { " (\($0) padded with silence)" } ?? "") : "")
                         + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost"
                             + (entry.framesPadded.map { ", \($0) padded with silence" } ?? "") + ")" : "")
                         + "\n"

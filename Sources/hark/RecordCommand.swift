@@ -327,6 +327,7 @@ struct RecordCommand: ParsableCommand {
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
             framesPadded: summary.padsLostTime ? summary.framesPadded : nil, recordingID: recordingID)
+        entry.framesDroppedPadded = summary.padsLostTime ? summary.framesDroppedPadded : nil
         entry.firstSample = summary.clock?.firstSampleTime
         entry.clockDriftPPM = summary.clock?.driftPPM
         entry.savedToLibrary = savedToLibrary

@@ -197,6 +197,47 @@ import Testing
         #expect(try expectFinishedPrefix(flac, of: signal) == 240_000)
     }
 
+    /// With `--pad-overruns`, what the stalled reader's full ring dropped is silence in its place:
+    /// the stream it reads at last is exactly `-d` long, every frame of it is the input's frame
+    /// at that moment or silence, and the silence is what the summary counts as dropped. The
+    /// reader stops for 6 s of an 8 s recording, past the ring and the pipe (about 3.1 s).
+    @Test func aStalledReaderGetsSilenceForWhatItsRingDropped() throws {
+        let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let flac = rig.path("archive.flac"), stream = rig.path("stream.raw")
+        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "8", "--pad-overruns",
+                                                             "-o", flac, "-o", "-", "--format", "raw"])
+                                          + " | { sleep 6; cat > \(stream); }"],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let stdoutLine = try #require(Self.outputLine(result.standardError, "stdout"), "\(result.standardError)")
+        #expect(stdoutLine.contains(": 384000 frames,") && stdoutLine.hasSuffix(" dropped (padded with silence)"), "\(stdoutLine)")
+        let dropped = try #require(Self.number(before: "frames? dropped", in: stdoutLine), "\(stdoutLine)")
+        #expect(dropped > 0, "the stalled output dropped frames: \(stdoutLine)")
+        let flacLine = try #require(Self.outputLine(result.standardError, flac), "\(result.standardError)")
+        #expect(flacLine.contains(": 384000 frames,") && flacLine.hasSuffix(", 0 frames dropped"), "\(flacLine)")
+        #expect(try expectFinishedPrefix(flac, of: signal) == 384_000)
+
+        let written = try Data(contentsOf: URL(fileURLWithPath: stream))
+        #expect(written.count == 384_000 * 4, "\(written.count) bytes")
+        let input = Self.rawBytes(signal, frames: 384_000)
+        var silencedFrames = 0, wrongFrames = 0, silentInputFrames = 0
+        written.withUnsafeBytes { writtenBytes in
+            input.withUnsafeBytes { inputBytes in
+                let got = writtenBytes.bindMemory(to: UInt32.self), sent = inputBytes.bindMemory(to: UInt32.self)
+                for frame in 0..<min(got.count, sent.count) {
+                    if sent[frame] == 0 { silentInputFrames += 1 }
+                    if got[frame] == sent[frame] { continue }
+                    if got[frame] == 0 { silencedFrames += 1 } else { wrongFrames += 1 }
+                }
+            }
+        }
+        // A dropped frame that was silent in the input reads the same either way.
+        #expect(wrongFrames == 0 && silencedFrames <= dropped && dropped - silencedFrames <= silentInputFrames,
+                "\(wrongFrames) frames neither the input's nor silence; \(silencedFrames) silenced for \(dropped) dropped")
+    }
+
     @Test func usageErrorsNameTheOutput() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4800).alsaBytes)
         let cases: [([String], String)] = [

@@ -194,6 +194,44 @@ import Testing
         #expect(log.contains("\"framesDropped\":\(dropped)"), "\(log)")
     }
 
+    /// The same stall with `--pad-overruns`: the frames the tiny ring dropped are silence in their
+    /// place, so the file is exactly `-d` long and the audio after the stall is where it happened
+    /// (every decoded frame is the input's at that moment, or silence); the summary and the access
+    /// log say the drops were padded.
+    @Test func aTinyRingBehindAStalledReaderPadsItsDropsWithSilence() throws {
+        let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("padded.flac")
+        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "7", "--ring-seconds", "0.05",
+                                                             "--pad-overruns", "-o", "-"])
+            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | " + stallingReader(stallSeconds: 3, into: output)],
+                                 environment: rig.environment, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("the pipe filled up"), "the stall came while hark was writing: \(result.standardError)")
+        let errors = try String(contentsOfFile: rig.path("stderr.txt"), encoding: .utf8)
+        let dropped = try #require(errors.range(of: #"[0-9]+ frames? dropped \(padded with silence\)"#, options: .regularExpression)
+            .flatMap { Int(errors[$0].split(separator: " ")[0]) }, "\(errors)")
+        #expect(dropped > 0, "\(errors)")
+        #expect(summaryFrames(errors) == 336_000, "the file is as long as the capture: \(errors)")
+        let decoded = try FLACTools.decode(output, bitsPerSample: 16)
+        #expect(decoded.count == 336_000 * 2)
+        var silencedFrames = 0, wrongFrames = 0, silentInputFrames = 0
+        for frame in 0..<min(decoded.count, signal.samples.count) / 2 {
+            let got = (decoded[2 * frame], decoded[2 * frame + 1]), sent = (signal.samples[2 * frame], signal.samples[2 * frame + 1])
+            if sent == (0, 0) { silentInputFrames += 1 }
+            if got == sent { continue }
+            if got == (0, 0) { silencedFrames += 1 } else { wrongFrames += 1 }
+        }
+        // A dropped frame that was silent in the input reads the same either way.
+        #expect(wrongFrames == 0 && silencedFrames <= dropped && dropped - silencedFrames <= silentInputFrames,
+                "\(wrongFrames) frames neither the input's nor silence; \(silencedFrames) silenced for \(dropped) dropped")
+        let log = String(decoding: try runHark(["permissions", "log", "--json"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(log.contains("\"framesDropped\":\(dropped),\"framesDroppedPadded\":\(dropped)"), "\(log)")
+        let text = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(text.contains("dropped: \(dropped) frames (\(dropped) padded with silence)"), "\(text)")
+    }
+
     /// A shell command reading its stdin (a pipe from hark) into `output`: it takes nothing until
     /// the pipe is full, so hark's writes block; then it takes nothing for `stallSeconds` more, then
     /// everything. It says "the pipe filled up" on stderr (or that it gave up waiting, after 60 s).

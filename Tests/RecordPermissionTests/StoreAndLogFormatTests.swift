@@ -65,7 +65,7 @@ import Testing
     private struct FoundationEntry: Codable {
         var start: Date, end: Date, app: String, device: String, format: String, output: String, frames: Int
         var consent: String, ended: String, framesDropped: Int?, overruns: Int?, framesLostToOverruns: Int?
-        var framesPadded: Int?
+        var framesPadded: Int?, framesDroppedPadded: Int?
     }
 
     @Test func randomStoresAndLogLinesMatchWhatJSONEncoderWrote() throws {
@@ -98,16 +98,17 @@ import Testing
             #expect(record.storeBytes == expected, "\(String(decoding: expected, as: UTF8.self))")
 
             let start = seconds(), end = start + seconds() / 1e6, frames = random.next(below: 1 << 40)
-            let counts = (0..<4).map { _ in random.next(below: 2) == 0 ? nil : random.next(below: 1000) }
-            let entry = AccessLogEntry(
+            let counts = (0..<5).map { _ in random.next(below: 2) == 0 ? nil : random.next(below: 1000) }
+            var entry = AccessLogEntry(
                 start: WallClockTime(secondsSinceEpoch: start), end: WallClockTime(secondsSinceEpoch: end), app: text(),
                 device: text(), format: text(), output: text(), frames: frames, consent: .once, ended: text(),
                 framesDropped: counts[0], overruns: counts[1], framesLostToOverruns: counts[2], framesPadded: counts[3])
+            entry.framesDroppedPadded = counts[4]
             let foundationEntry = FoundationEntry(
                 start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end), app: entry.app,
                 device: entry.device, format: entry.format, output: entry.output, frames: frames, consent: "once",
                 ended: entry.ended, framesDropped: counts[0], overruns: counts[1], framesLostToOverruns: counts[2],
-                framesPadded: counts[3])
+                framesPadded: counts[3], framesDroppedPadded: counts[4])
             #expect(entry.jsonLine == String(decoding: try log.encode(foundationEntry), as: UTF8.self))
         }
     }
