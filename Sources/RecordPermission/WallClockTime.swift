@@ -99,6 +99,11 @@ extension WallClockTime {
             + "T\(Self.padded(parts.tm_hour)):\(Self.padded(parts.tm_min)):\(Self.padded(parts.tm_sec))\(offsetText)"
     }
 
+    /// The time as hark shows it to people (listings, notices): `localISO8601`, the clock and date
+    /// they saw and that `--since` and the library's file names use, or `description` for a time
+    /// no calendar can place. Files and `--json` keep UTC (`iso8601`).
+    public var localText: String { localISO8601 ?? description }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH[[:]MM])`, e.g. "2026-11-22T03:00:00Z",
     /// "2026-11-22T04:00:00.25+01:00" or "2026-11-22T04:00:00+0100". Nil for anything else: a
     /// missing zone (the time would be ambiguous), fields out of range (month 13, 30 February,

@@ -32,7 +32,7 @@ struct ListCommand: ParsableCommand {
         let oldestKnown = log.hasRotated ? entries.first?.start : nil
         defer {
             if let oldestKnown, untrusted.isEmpty {
-                Console.notice("the access log keeps only its latest entries: recordings saved before \(oldestKnown) are not listed")
+                Console.notice("the access log keeps only its latest entries: recordings saved before \(oldestKnown.localText) are not listed")
             }
         }
         guard !saved.isEmpty else {
@@ -45,7 +45,7 @@ struct ListCommand: ParsableCommand {
         var text = ""
         for entry in saved {
             let seconds = Double(entry.frames) / Double(PermissionsCommand.Log.sampleRate(entry.format) ?? 1)
-            let heading = "\(entry.start)  \(SecondsText.format(seconds)) s  "
+            let heading = "\(entry.start.localText)  \(SecondsText.format(seconds)) s  "
             // A split recording logs its files joined with ", " (library names hold no commas):
             // one line each, the later ones under the first.
             for (index, file) in entry.output.split(separator: ", ").map(String.init).enumerated() {

@@ -82,7 +82,7 @@ extension PermissionsCommand {
                 return "not determined (\(app.app == PermissionGate.settingsAppIdentifier ? "hark" : app.app) will ask on the terminal at the \(when))"
             case .authorized, .denied, .restricted:
                 let how = detail.setBy == "prompt" ? "at the prompt" : "with 'hark permissions'"
-                let when = detail.updated.map { " on \($0)" } ?? ""
+                let when = detail.updated.map { " on \($0.localText)" } ?? ""
                 return "\(detail.status) (\(how)\(when))"
             }
         }
@@ -167,7 +167,7 @@ extension PermissionsCommand {
                     // recording's (the whole time the microphone was open), which names their files too.
                     let output = entry.output.isEmpty ? "(nothing recorded)" : entry.output
                     let segment = entry.segment.map { "segment \($0): " } ?? ""
-                    text += "\(entry.start)  \(entry.app)  \(entry.device) → \(segment)\(output)  "
+                    text += "\(entry.start.localText)  \(entry.app)  \(entry.device) → \(segment)\(output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
                         + "ended: \(entry.ended)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames"

@@ -79,7 +79,7 @@ struct RepairCommand: ParsableCommand {
         var all: [RepairOutcome] = []
         for (start, _) in recordings {
             let files = start.outputs.isEmpty ? "to stdout only: nothing to repair" : start.outputs.joined(separator: ", ")
-            Console.notice("unfinished recording started \(start.start.localISO8601 ?? "\(start.start)") from '\(start.device)': \(files)")
+            Console.notice("unfinished recording started \(start.start.localText) from '\(start.device)': \(files)")
             let present = start.outputs.filter { somethingExists(at: $0) }
             for missing in start.outputs where !present.contains(missing) { Console.notice("\(missing): no longer there") }
             let outcomes = repair(present, ofAnUnfinishedRecording: true)

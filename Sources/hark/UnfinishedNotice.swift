@@ -15,7 +15,7 @@ enum UnfinishedNotice {
             let present = start.outputs.filter { somethingExists(at: $0) }
             if present.isEmpty { continue }
             Console.notice("an earlier recording was left unfinished: \(present.joined(separator: ", ")) "
-                + "(started \(start.start.localISO8601 ?? "\(start.start)")); "
+                + "(started \(start.start.localText)); "
                 + "'hark repair --unfinished --write' repairs it")
             try? log.appendEvent(.noticed, recordingID: start.id)
         }

@@ -208,5 +208,14 @@ import Testing
         #expect(try entries(rig, ["--since", hourAfter]).isEmpty, "TZ=\(zone) --since \(hourAfter), entry \(entry.start)")
         // A zone given is taken as given, whatever TZ says.
         #expect(try entries(rig, ["--since", "\(utc.component(.year, from: started))-01-01T00:00:00Z"]).count == 1)
+        // The listings show the same local time, with its offset (it was UTC, a day off here);
+        // --json keeps the log's UTC.
+        let shown = local(started, "yyyy-MM-dd'T'HH:mm:ssxxx")
+        let text = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(text.hasPrefix("\(shown)  dev.hark.cli  filecap → "), "TZ=\(zone): \(text)")
+        let status = String(decoding: try runHark(["permissions", "status"], rig: rig).standardOutput, as: UTF8.self)
+        let offset = offsetHours > 0 ? "\\+14:00" : "-12:00"
+        #expect(status.range(of: #" on [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"# + offset + #"\)"#, options: .regularExpression) != nil,
+                "TZ=\(zone): \(status)")
     }
 }

@@ -69,6 +69,9 @@ import Testing
         let lines = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self)
             .split(separator: "\n").map(String.init)
         #expect(lines.count == 3 && lines[0].contains("  2.500 s  "), "\(lines)")
+        // When it started, in local time with the offset (as the file names and --since).
+        #expect(lines.first?.range(of: #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}  2\.500 s  "#,
+                                   options: .regularExpression) != nil, "\(lines)")
         for name in saved {
             #expect(lines.filter { $0.hasSuffix("/" + name) }.count == 1, "\(name) on a line of its own: \(lines)")
         }
