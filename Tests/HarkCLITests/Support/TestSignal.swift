@@ -1,6 +1,7 @@
 import AudioFormat
 import Foundation
 import SignalGenerator
+import Testing
 
 /// The music-like test signal (`SignalGenerator`) in a given PCM format.
 struct TestSignal {
@@ -39,4 +40,24 @@ func decodeRawSamples(_ data: Data, bitsPerSample: Int) -> [Int32] {
         }
     }
     return samples
+}
+
+/// Checks a recording whose dropped frames were padded (`--pad-overruns`): every frame of
+/// `decoded` is `signal`'s frame at that moment or silence, and the frames silenced account for
+/// the `dropped` ones (a dropped frame that was silent in the input reads the same either way).
+func expectInputOrSilence(_ decoded: [Int32], of signal: TestSignal, dropped: Int,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+    let channels = signal.format.channels
+    var silencedFrames = 0, wrongFrames = 0, silentInputFrames = 0
+    for frame in 0..<min(decoded.count, signal.samples.count) / channels {
+        let got = decoded[(frame * channels)..<((frame + 1) * channels)]
+        let sent = signal.samples[(frame * channels)..<((frame + 1) * channels)]
+        let isSilentInput = sent.allSatisfy { $0 == 0 }
+        if isSilentInput { silentInputFrames += 1 }
+        if got.elementsEqual(sent) { continue }
+        if got.allSatisfy({ $0 == 0 }) { silencedFrames += 1 } else { wrongFrames += 1 }
+    }
+    #expect(wrongFrames == 0 && silencedFrames <= dropped && dropped - silencedFrames <= silentInputFrames,
+            "\(wrongFrames) frames neither the input's nor silence; \(silencedFrames) silenced for \(dropped) dropped",
+            sourceLocation: sourceLocation)
 }
