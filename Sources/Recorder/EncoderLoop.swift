@@ -145,9 +145,11 @@ final class EncoderLoop: @unchecked Sendable {
 
     private func drainRing() throws(EncoderError) {
         while true {
-            // Ring frames up to the next gap, then the gap, then on.
+            // Ring frames up to the next gap, then the gap, then on. The gap is due only where it
+            // is: a fill read as 0 may be older than a gap scheduled after more frames (the fill
+            // is read first), and taken for "due" it put the silence before those frames.
             let (gap, maxFrames) = nextGap(afterFrames: ringFramesConsumed)
-            if let gap, maxFrames == 0 {
+            if let gap, gap.position == ringFramesConsumed {
                 try encodeSilence(frames: gap.frames)
                 silence?.removeNext()
                 continue
@@ -173,7 +175,7 @@ final class EncoderLoop: @unchecked Sendable {
 
     /// The next gap of silence not yet encoded, and how many ring frames may be taken from
     /// `position` (the frames already taken from the ring) before it: the frames readable now, or
-    /// fewer when the gap comes first; 0 with a gap means the gap is due.
+    /// fewer when the gap comes first; the gap is due when its position is `position`.
     ///
     /// Memory ordering: the ring's fill is read first (an acquire of its write index), then the
     /// schedule. The capture thread schedules a gap at position P before it commits any frame

@@ -16,7 +16,9 @@ import Testing
 
     /// A live source: numbered frames as the wall clock makes them due, never ahead of it, so the
     /// capture loop drops into a full ring rather than waiting. Once, after `overrunAt` frames, it
-    /// reports an overrun that lost `overrunFrames` (their numbers are skipped).
+    /// delivers nothing until `overrunFrames` more are due, then reports an overrun that lost
+    /// them (their numbers are skipped), as a device does: the time passed, the frames did not
+    /// come. Skipping them at once would put the source ahead of the clock, no longer live.
     final class PacedNumberedSource: CaptureSource, @unchecked Sendable {
         let negotiated: NegotiatedCapture
         private var next = 0
@@ -42,7 +44,11 @@ import Testing
             return .frames(0)
         }
         func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
-            if !hasOverrun && next >= overrunAt { hasOverrun = true; return .overrun }
+            if !hasOverrun && next >= overrunAt {
+                guard dueFrames >= overrunFrames else { return .wouldBlock }
+                hasOverrun = true
+                return .overrun
+            }
             let count = min(frames, dueFrames)
             guard count > 0 else { return .wouldBlock }
             let slots = buffer.bindMemory(to: UInt32.self, capacity: count)
@@ -51,6 +57,11 @@ import Testing
             return .frames(count)
         }
         func readIntoScratch(frames: Int) -> CaptureStep {
+            if !hasOverrun && next >= overrunAt {
+                guard dueFrames >= overrunFrames else { return .wouldBlock }
+                hasOverrun = true
+                return .overrun
+            }
             let count = min(frames, dueFrames)
             guard count > 0 else { return .wouldBlock }
             next += count
@@ -129,13 +140,16 @@ import Testing
     /// A reader that stops for 1.2 s against a 0.17 s ring, beside one that keeps reading, with
     /// an overrun of 100 ms while the first is stopped: the stopped output's drops and the
     /// overrun each get their silence in order, and both outputs hold every frame in its place
-    /// and are exactly as long as the capture.
-    @Test func droppedFramesAreSilenceInTheirPlace() throws {
+    /// and are exactly as long as the capture. The stopped output first (the period is read into
+    /// its ring while it has room, and copied to it otherwise) and second (always copied to).
+    @Test(arguments: [true, false])
+    func droppedFramesAreSilenceInTheirPlace(stalledFirst: Bool) throws {
         let source = PacedNumberedSource(overrunAt: 48_000, overrunFrames: 4_800)
         let stalled = TimelineReader(lane: Self.lane(ringFrames: 8_192), stall: 0.3...1.5)
         let steady = TimelineReader(lane: Self.lane(ringFrames: 65_536))
         let monitor = CaptureMonitor()
-        let loop = CaptureLoop(device: source, lanes: [stalled.lane, steady.lane], monitor: monitor, frameLimit: Self.limit)
+        let lanes = stalledFirst ? [stalled.lane, steady.lane] : [steady.lane, stalled.lane]
+        let loop = CaptureLoop(device: source, lanes: lanes, monitor: monitor, frameLimit: Self.limit)
         Thread { loop.run() }.start()
         let done = DispatchSemaphore(value: 0)
         for reader in [stalled, steady] {

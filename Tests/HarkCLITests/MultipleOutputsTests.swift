@@ -199,8 +199,8 @@ import Testing
 
     /// With `--pad-overruns`, what the stalled reader's full ring dropped is silence in its place:
     /// the stream it reads at last is exactly `-d` long, every frame of it is the input's frame
-    /// at that moment or silence, and the silence is what the summary counts as dropped. The
-    /// reader stops for 6 s of an 8 s recording, past the ring and the pipe (about 3.1 s).
+    /// at that moment or silence, and the silence is what the summary counts as dropped. Once the
+    /// pipe is full, the reader stops for 5 s of the 8 s recording, past the ring (2.7 s).
     @Test func aStalledReaderGetsSilenceForWhatItsRingDropped() throws {
         let signal = TestSignal(format: Self.format, frames: 10 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
@@ -208,9 +208,10 @@ import Testing
         let flac = rig.path("archive.flac"), stream = rig.path("stream.raw")
         let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "8", "--pad-overruns",
                                                              "-o", flac, "-o", "-", "--format", "raw"])
-                                          + " | { sleep 6; cat > \(stream); }"],
+                                          + " | " + stallingReader(stallSeconds: 5, into: stream)],
                                  environment: rig.environment, timeout: TestLoad.seconds(60))
         #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("the pipe filled up"), "the stall came while hark was writing: \(result.standardError)")
         let stdoutLine = try #require(Self.outputLine(result.standardError, "stdout"), "\(result.standardError)")
         #expect(stdoutLine.contains(": 384000 frames,") && stdoutLine.hasSuffix(" dropped (padded with silence)"), "\(stdoutLine)")
         let dropped = try #require(Self.number(before: "frames? dropped", in: stdoutLine), "\(stdoutLine)")

@@ -160,3 +160,27 @@ func expectOneLineFailure(_ result: ToolResult, exitCode: Int32, mentioning text
     #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
     #expect(result.standardOutput.isEmpty, sourceLocation: sourceLocation)
 }
+
+/// A shell command reading its stdin (a pipe from hark) into `output`: it takes nothing until
+/// the pipe is full, so hark's writes block; then it takes nothing for `stallSeconds` more, then
+/// everything. It says "the pipe filled up" on stderr (or that it gave up waiting, after 60 s).
+func stallingReader(stallSeconds: Double, into output: String) -> String {
+    let script = """
+        import fcntl, shutil, struct, sys, termios, time
+        capacity = fcntl.fcntl(0, 1032)  # F_GETPIPE_SZ
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            queued = struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, bytes(4)))[0]
+            # A write that does not fit blocks; hark's FLAC frames are a few kB.
+            if queued >= capacity - 16384:
+                print(f"reader: the pipe filled up ({queued} of {capacity} bytes)", file=sys.stderr)
+                break
+            time.sleep(0.005)
+        else:
+            print("reader: the pipe never filled up", file=sys.stderr)
+        time.sleep(float(sys.argv[1]))
+        with open(sys.argv[2], "wb") as output:
+            shutil.copyfileobj(sys.stdin.buffer, output)
+        """
+    return ["python3", "-c", script, String(stallSeconds), output].map(shellQuoted).joined(separator: " ")
+}
