@@ -20,9 +20,10 @@ public enum OutputDestination: Sendable, Equatable, CustomStringConvertible {
 /// The output's file descriptor, and the promise that a failed start leaves nothing behind.
 ///
 /// A regular file is made without a name (O_TMPFILE) in the directory it goes to, and linked
-/// under the requested path only once capture has started (`commit()`): an existing file survives
-/// a recording that never started, and one that is refused, fails or is killed (even by SIGKILL,
-/// at the consent prompt, say) before then leaves nothing, as the kernel frees a file that was
+/// under the requested path only once its first audio has come (`commit()`, by the
+/// `SplittingEncoder`): an existing file survives a recording that never started or never got any
+/// audio, and one that is refused, fails or is killed (even by SIGKILL, at the consent prompt,
+/// say) before then leaves nothing, as the kernel frees a file that was
 /// never linked (replacing a file, it is linked under a hidden name an instant before the rename
 /// over it). It is named through /proc/self/fd (`linkat` with AT_EMPTY_PATH needs a capability);
 /// without /proc hark would not run at all (Swift reads its arguments there). Where the file
@@ -49,8 +50,8 @@ final class OutputTarget {
     let fileDescriptor: Int32
     private let keepsExisting: Bool
     private var uncommitted: Uncommitted?
-    /// A new name taken at commit (`keepsExisting`) before the recording started: a failed start
-    /// removes the file again, as it would one never committed.
+    /// A new name taken at commit (`keepsExisting`) before the recording started: a failed start,
+    /// or a recording that got no audio, removes the file again, as it would one never committed.
     private var claimedNewName: String?
     /// Where the file is linked or renamed to: the requested path with its symbolic links followed.
     private var finalPath: String?
@@ -143,10 +144,10 @@ final class OutputTarget {
     /// a FIFO or a device written in place.
     var isUncommittedFile: Bool { uncommitted != nil }
 
-    /// Gives the file its name: called once recording has started. With `keepsExisting`, the
-    /// path may change to the first free numbered name (`destination` says which). Called again
-    /// once capture runs (a name taken early stays), it marks the file as a recording's, which
-    /// `discard()` then leaves alone.
+    /// Gives the file its name: called once its first audio has come. With `keepsExisting`, the
+    /// name is taken when the output is made, and may change to the first free numbered name
+    /// (`destination` says which); called again with the first audio (the name stays), it marks
+    /// the file as a recording's, which `discard()` then leaves alone.
     func commit() throws(RecordingError) {
         guard let pending = uncommitted, let finalPath, case .file(let path) = destination else {
             claimedNewName = nil
@@ -182,11 +183,15 @@ final class OutputTarget {
         uncommitted = nil
     }
 
-    /// Removes a file whose recording never started: one never committed, or one that took a new
-    /// name before capture ran (not once `commit()` has been called again). Idempotent.
+    /// Removes a file whose recording never started or got no audio: one never committed, or one
+    /// that took a new name at the start (not once `commit()` has been called again), while that
+    /// name still leads to it (another program may have put a file there since). Idempotent.
     func discard() {
         if case .hidden(let temporary) = uncommitted { unlink(temporary) }
-        if let claimedNewName { unlink(claimedNewName) }
+        if let claimedNewName, let ours = FileIdentity(descriptor: fileDescriptor),
+           FileIdentity(path: claimedNewName) == ours {
+            unlink(claimedNewName)
+        }
         uncommitted = nil
         claimedNewName = nil
     }

@@ -92,8 +92,8 @@ public final class RecordingSession {
                     created[index].nameAgain(at: Int(startTime.secondsSinceEpoch.rounded(.down)))
                 }
                 // A file that must have a new name takes it now, before its splitter and the access
-                // log learn it (another recorder may have taken the name meanwhile): nothing waits
-                // for capture to start to keep an old file that is not there.
+                // log learn it (another recorder may have taken the name meanwhile); there is no
+                // old file to keep, and one that gets no audio gives the name back at the end.
                 for output in created where output.keepsExisting { try output.target.commit() }
             } catch {
                 discardAll()
@@ -210,7 +210,8 @@ public final class RecordingSession {
         outputs[0].soundGate?.whenSegmentEnds = handler
     }
 
-    /// Starts the encoder and capture threads and gives the output files their names.
+    /// Starts the encoder and capture threads. Each output's file is named when its first audio
+    /// comes (`SplittingEncoder`); a name that had to be new was taken when it was made.
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {
         let runCapture = captureThreadBody(device)
@@ -232,15 +233,6 @@ public final class RecordingSession {
         } catch {
             abandonStart()
             throw .system("\(error)")
-        }
-        for output in outputs {
-            do throws(RecordingError) {
-                try output.commit()
-            } catch {
-                monitor.requestStop()
-                _ = waitUntilFinished()
-                throw error
-            }
         }
         return scheduling
     }

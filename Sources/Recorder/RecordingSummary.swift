@@ -140,8 +140,12 @@ public struct AstrayFile: Sendable, Equatable {
 
 /// What one output of a finished recording holds.
 public struct OutputSummary: Sendable, Equatable {
-    /// The files written, in order (one unless the output was split), or "stdout".
+    /// The files written, in order (one unless the output was split), or "stdout"; none when no
+    /// audio came for it (see `unwrittenPath`) or, sound-activated, no sound did.
     public let paths: [String]
+    /// The file it would have written, when no audio came for it: that file was never named, so
+    /// a file there before is as it was.
+    public let unwrittenPath: String?
     /// "flac", "opus", "wav" or "raw".
     public let codec: String
     /// Frames in the output.
@@ -164,11 +168,13 @@ public struct OutputSummary: Sendable, Equatable {
     /// Its loudness, all its files together (EBU R128); nil when it could not be measured.
     public let loudness: LoudnessMeasurement?
 
-    public init(paths: [String], codec: String, segments: Int? = nil, loudness: LoudnessMeasurement? = nil, frames: Int,
+    public init(paths: [String], unwrittenPath: String? = nil, codec: String, segments: Int? = nil,
+                loudness: LoudnessMeasurement? = nil, frames: Int,
                 bytes: Int, framesDropped: Int, framesDroppedPadded: Int = 0, failure: EncoderError? = nil,
                 reachedSizeLimit: Bool = false) {
         precondition(framesDroppedPadded <= framesDropped, "only dropped frames are padded")
         self.paths = paths
+        self.unwrittenPath = unwrittenPath
         self.segments = segments
         self.loudness = loudness
         self.codec = codec
@@ -185,6 +191,7 @@ public struct OutputSummary: Sendable, Equatable {
     /// standard output).
     public init(failedAtStart path: String, codec: String, failure: EncoderError) {
         paths = [path]
+        unwrittenPath = nil
         self.codec = codec
         segments = nil
         loudness = nil
@@ -197,8 +204,8 @@ public struct OutputSummary: Sendable, Equatable {
         failedAtStart = true
     }
 
-    /// The paths as one text: "talk.flac", or "talk.flac, talk-2.flac".
-    public var output: String { paths.joined(separator: ", ") }
+    /// The paths as one text: "talk.flac", or "talk.flac, talk-2.flac" (the unwritten file's).
+    public var output: String { unwrittenPath ?? paths.joined(separator: ", ") }
 }
 
 /// What a finished recording holds, for the summary on stderr: one line for one output, a line
@@ -286,12 +293,18 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         let segments = fullestOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
+        // An output no audio came for: its file was never named, so one there is as it was.
+        let unwritten = { (output: OutputSummary) in "nothing written to \(output.output) (no audio came; a file there is as it was)" }
+        if outputs.count == 1, outputs[0].unwrittenPath != nil {
+            return ["recorded \(duration), \(unwritten(outputs[0])); \(losses), \(dropped(outputs[0])); \(end)\(drift)"]
+        }
         if outputs.count == 1 {
             return ["recorded \(duration)\(segments), \(counted(frames, "frame")), \(counted(bytes, "byte")) to \(output); "
                 + "\(losses), \(dropped(outputs[0]))\(loudness); \(end)\(drift)"]
         }
         return ["recorded \(duration)\(segments) to \(outputs.count) outputs; \(losses)\(loudness); \(end)\(drift)"]
             + outputs.map { output in
+                if output.unwrittenPath != nil { return "  \(unwritten(output))" }
                 let failed = output.failedAtStart ? "failed at the start" : "failed"
                 let ending = output.failure.map { "; \(failed): \($0)" } ?? (output.reachedSizeLimit ? "; size limit reached" : "")
                 return "  \(output.output) (\(output.codec)): \(counted(output.frames, "frame")), \(counted(output.bytes, "byte")), "

@@ -192,12 +192,6 @@ final class SessionOutput {
                            maxBytes: configuration.maxBytes, periodFrames: negotiated.periodFrames, soundGate: soundGate)
     }
 
-    /// Gives the output's file its name, now that capture runs; a sound-activated file output's
-    /// first file gets its name when the first sound starts it.
-    func commit() throws(RecordingError) {
-        if !startsOnSound { try target.commit() }
-    }
-
     private static func makeEncoder(
         codec: CodecSettings, format: PCMFormat, sink: OutputSink, expectedSeconds: Double?, layout: ChannelLayout?,
         broadcastExtension: Bool
@@ -223,6 +217,12 @@ final class SessionOutput {
     /// Waits for the encoder thread, then for every file to be on storage.
     func joinAndSynchronize() {
         thread.take()?.join()
+        // No audio came for it, so its file was never named (`SplittingEncoder`): a file of that
+        // name stays as it was, and what this recording made is given back.
+        if isUnwritten {
+            target.discard()
+            return
+        }
         if let splitter { splitter.synchronize() } else { target.synchronize() }
     }
 
@@ -266,12 +266,16 @@ final class SessionOutput {
         return astray
     }
 
+    /// Whether its file got no audio and was never named. Valid once its loop is done.
+    var isUnwritten: Bool { splitter?.awaitsFirstAudio == true }
+
     /// What this output holds. Valid once its loop is done.
     var summary: OutputSummary {
         let frames = loop.framesEncoded.load(ordering: .relaxed)
         // An output that failed on its first write holds no audio, whatever was measured on the way.
         return OutputSummary(
-            paths: splitter?.paths ?? [destination.description], codec: configuration.codec.name,
+            paths: splitter?.paths ?? [destination.description], unwrittenPath: isUnwritten ? destination.description : nil,
+            codec: configuration.codec.name,
             segments: soundGate?.segmentsStarted.load(ordering: .relaxed), loudness: frames > 0 ? loudness.measurement : nil,
             frames: frames, bytes: loop.bytesWritten.load(ordering: .relaxed),
             framesDropped: lane.framesDropped.load(ordering: .relaxed),

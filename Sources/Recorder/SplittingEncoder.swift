@@ -23,6 +23,11 @@ import Glibc
 /// encoder thread, never the capture thread, and a few times an hour at most, while the ring holds
 /// seconds of audio. Between splits `encode` adds no allocation to the codec's own.
 ///
+/// The first file is named when its first audio comes (`nameFirstFile`), not when capture starts:
+/// a recording that gets none (a source that never delivers, a server that goes away at once, a
+/// revocation before the first period) leaves an existing file of that name as it was, rather
+/// than replaced by a header alone, and the session then gives back what it made.
+///
 /// Sound-activated recording (`SoundActivation`) starts without a file: the first one is made
 /// when the first segment begins (`beginSegment`), and `endSegment` finishes the current one at
 /// once (`--split-on-silence`), so no file exists until something crossed the level and each
@@ -40,6 +45,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private var encoder: (any AudioEncoder)?
     /// Whether no file has been made yet (sound activation, before the first sound).
     private var hasNoFileYet: Bool
+    /// Whether the first file is made but not named yet: it gets its name with its first audio.
+    /// Encoder thread; read by others once it has finished.
+    private(set) var awaitsFirstAudio: Bool
     private var naming: OutputNaming
     private let makeEncoder: MakeEncoder
     /// Whether a sound-activated recording's first file must not replace one that is there (a
@@ -97,14 +105,30 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         codecFinishBytes = template.maximumFinishBytes
         headerBytes = template.bytesWritten
         hasNoFileYet = encoder == nil
+        awaitsFirstAudio = encoder != nil
         self.naming = naming
         self.framesPerFile = framesPerFile
         self.bytesPerFrame = bytesPerFrame
         self.makeEncoder = makeEncoder
         self.firstFileKeepsExisting = firstFileKeepsExisting
-        paths = encoder == nil ? [] : [path]
-        fileStartFrames = encoder == nil ? [] : [0]
-        fileIdentities = encoder == nil ? [] : [FileIdentity(descriptor: output.fileDescriptor)]
+        paths = []
+        fileStartFrames = []
+        fileIdentities = []
+    }
+
+    /// Names the first file (`OutputTarget.commit`: replacing one that is there, or keeping a new
+    /// name taken at the start), now that audio has come for it. One that cannot be named stays
+    /// unnamed, and is given back as one that got no audio is.
+    private func nameFirstFile() throws(EncoderError) {
+        do throws(RecordingError) {
+            try output.commit()
+        } catch {
+            throw .cannotStartNextFile(error.description)
+        }
+        awaitsFirstAudio = false
+        paths.append(output.destination.description)
+        fileStartFrames.append(0)
+        fileIdentities.append(FileIdentity(descriptor: output.fileDescriptor))
     }
 
     /// Asks for a new file from recording frame `frame` on (the capture's count when SIGUSR1
@@ -121,6 +145,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     }
 
     func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
+        if awaitsFirstAudio && !frames.isEmpty { try nameFirstFile() }
         var offset = 0
         while offset < frames.count {
             let splitAt = splitAtFrame.load(ordering: .relaxed)
@@ -189,7 +214,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {
-        output.synchronize()
+        if !awaitsFirstAudio { output.synchronize() }  // a file never named is given back
         waitForPendingFlush()
     }
 
