@@ -27,7 +27,10 @@ public struct RecordingStart: Sendable, Equatable {
 
     /// A new random id for a recording.
     public static func newID() -> String {
-        (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined(separator: "-")
+        (0..<2).map { _ in
+            let digits = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits  // every id as long
+        }.joined(separator: "-")
     }
 
     /// A start for this process.

@@ -26,6 +26,15 @@ import Testing
         chmod(path, 0o600)
     }
 
+    /// Two 64-bit random numbers in 16 hex digits each, so that every id is as long (a number
+    /// under 2^60, one in 16, gave 15 digits).
+    @Test func recordingIDsAreTwoFixedWidthHexNumbers() {
+        for _ in 0..<200 {
+            let id = RecordingStart.newID()
+            #expect(id.wholeMatch(of: /[0-9a-f]{16}-[0-9a-f]{16}/) != nil, "\(id)")
+        }
+    }
+
     @Test func everyKindOfLineCountsAsAWholeParseWouldCountIt() throws {
         let temporary = TemporaryLocations()
         let log = AccessLog(locations: temporary.locations)
