@@ -19,7 +19,7 @@ static const int hark_seek_hole = 4;  // SEEK_HOLE
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 // O_TMPFILE (open(2)), a macro glibc defines only under _GNU_SOURCE, so Swift cannot see it: a
-// recording's file is made without a name until capture starts, so a SIGKILL before then leaves
+// recording's file is made without a name until its first audio, so a SIGKILL before then leaves
 // nothing behind (the kernel frees a file that was never linked).
 #include <fcntl.h>
 static const int hark_open_tmpfile = __O_TMPFILE;

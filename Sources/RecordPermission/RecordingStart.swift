@@ -2,19 +2,28 @@
 import Glibc
 #endif
 
-/// A recording that has started, as the access log keeps it: a line written when the output files
-/// exist, before the first audio, so a recording that never ends (SIGKILL, a power cut, a crash)
-/// is still known; each file a split starts later adds a `file` event line. Its entry, written when it ends, carries the same `id`; a start with no entry
-/// and no live process is an unfinished recording (`hark repair --unfinished`).
+/// A recording that has started, as the access log keeps it: a line written when capture starts,
+/// before the first audio, so a recording that never ends (SIGKILL, a power cut, a crash) is still
+/// known; each file a split starts later adds a `file` event line. Its entry, written when it ends,
+/// carries the same `id`; a start with no entry and no live process is an unfinished recording
+/// (`hark repair --unfinished`).
 ///
 ///     {"boot":"…","event":"started","id":"…","output":"/home/a/talk.flac","pid":4242,"processStart":123456,"start":"…"}
+///
+/// A file that replaces one of its name is named only with its first audio: until then the path
+/// holds the old file, which is not this recording's. Such files are listed under `unnamed` too,
+/// and count as the recording's only once a `named` event says they were named; lines without the
+/// key (and hark versions before it, which read `output` alone) count every output.
 ///
 /// Lines of events have no "end", so `AccessLog.entries()` and earlier versions skip them.
 public struct RecordingStart: Sendable, Equatable {
     public let id: String
     public let start: WallClockTime
-    /// Absolute paths of the files the recording writes (its first files, when it splits).
+    /// Absolute paths of the files the recording writes (its first files, when it splits); read
+    /// from the log, only those that are its own by then (see `namedAtFirstAudio`).
     public internal(set) var outputs: [String]
+    /// Those of `outputs` named only with their first audio (each replaces a file of that name).
+    public let namedAtFirstAudio: [String]
     public let device: String
     /// Sound-activated (`--start-above`): its files start with its first sound, each told by a
     /// `file` event, so one killed before any sound wrote nothing and is not unfinished.
@@ -34,8 +43,10 @@ public struct RecordingStart: Sendable, Equatable {
     }
 
     /// A start for this process.
-    public init(id: String = newID(), outputs: [String], device: String, start: WallClockTime = .now(), waitsForSound: Bool = false) {
+    public init(id: String = newID(), outputs: [String], namedAtFirstAudio: [String] = [], device: String,
+                start: WallClockTime = .now(), waitsForSound: Bool = false) {
         self.id = id
+        self.namedAtFirstAudio = namedAtFirstAudio
         self.waitsForSound = waitsForSound
         self.start = start
         self.outputs = outputs
@@ -54,6 +65,7 @@ public struct RecordingStart: Sendable, Equatable {
         self.id = id
         self.start = start
         outputs = output.split(separator: ", ").map(String.init)
+        namedAtFirstAudio = json["unnamed"]?.stringValue.map { $0.split(separator: ", ").map(String.init) } ?? []
         device = json["device"]?.stringValue ?? ""
         waitsForSound = json["armed"] == .bool(true)
         processID = Int32(clamping: pid)
@@ -68,6 +80,7 @@ public struct RecordingStart: Sendable, Equatable {
             "device": .string(device), "pid": .number(Double(processID)), "boot": .string(bootID), "processStart": .number(Double(processStart)),
         ]
         if waitsForSound { members["armed"] = .bool(true) }
+        if !namedAtFirstAudio.isEmpty { members["unnamed"] = .string(namedAtFirstAudio.joined(separator: ", ")) }
         return JSONValue.object(members).serialized(.compactLine)
     }
 
@@ -109,13 +122,15 @@ extension AccessLog {
         try appendLine(line)
     }
 
-    /// Logs an event of a recording: `file` (a split started this file), `noticed` (a later
+    /// Logs an event of a recording: `file` (a split started this file), `named` (a file it
+    /// replaces one with got its name, with its first audio), `noticed` (a later
     /// recording said it was left unfinished) or `repaired` (hark repair --unfinished dealt with
     /// it; it is no longer listed).
     public func appendEvent(_ event: RecordingEvent, recordingID: String) throws(PermissionChangeError) {
         guard let time = WallClockTime.now().iso8601 else { return }
         var members: [String: JSONValue] = ["event": .string(event.name), "id": .string(recordingID), "time": .string(time)]
         if case .file(let path) = event { members["output"] = .string(path) }
+        if case .named(let path) = event { members["output"] = .string(path) }
         try appendLine(JSONValue.object(members).serialized(.compactLine))
     }
 
@@ -134,6 +149,7 @@ extension AccessLog {
         var ended: Set<String> = []
         var noticed: Set<String> = []
         var laterFiles: [String: [String]] = [:]
+        var named: [String: Set<String>] = [:]
         for line in rawLines() {
             guard let members = try? JSONValue.members(["event", "id", "segment", "output"], of: line),
                   let id = members[1]?.stringValue else { continue }
@@ -142,6 +158,7 @@ extension AccessLog {
             case "noticed"?: noticed.insert(id)
             case "repaired"?: ended.insert(id)
             case "file"?: if let path = members[3]?.stringValue { laterFiles[id, default: []].append(path) }
+            case "named"?: if let path = members[3]?.stringValue { named[id, default: []].insert(path) }
             case nil where members[2] == nil: ended.insert(id)  // an entry: the recording ended
             default: break
             }
@@ -149,8 +166,12 @@ extension AccessLog {
         return starts.compactMap { id, line in
             guard !ended.contains(id), let json = try? JSONValue(parsing: line), var start = RecordingStart(json: json),
                   !start.isRecorderAlive else { return nil }
+            // A file to be named with its first audio that was not: its path holds another file.
+            let namedFiles = named[start.id] ?? []
+            start.outputs = start.outputs.filter { !start.namedAtFirstAudio.contains($0) || namedFiles.contains($0) }
             start.outputs += laterFiles[start.id] ?? []
-            // Armed and killed before any sound (or recording to stdout only): nothing to repair.
+            // Armed and killed before any sound: nothing to repair. (To stdout only, or killed
+            // before its first audio, it is listed with no file.)
             if start.waitsForSound && start.outputs.isEmpty { return nil }
             return (start, noticed.contains(start.id))
         }
@@ -161,6 +182,8 @@ extension AccessLog {
 public enum RecordingEvent: Sendable, Equatable {
     /// A split started this file (absolute path).
     case file(String)
+    /// A file that replaces one of its name got that name, with its first audio (absolute path).
+    case named(String)
     /// A later recording said that this one was left unfinished.
     case noticed
     /// `hark repair --unfinished` dealt with it.
@@ -169,6 +192,7 @@ public enum RecordingEvent: Sendable, Equatable {
     var name: String {
         switch self {
         case .file: "file"
+        case .named: "named"
         case .noticed: "noticed"
         case .repaired: "repaired"
         }

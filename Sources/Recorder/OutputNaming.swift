@@ -8,7 +8,7 @@ import Glibc
 /// each file starts. A name this recording already used, or (for the second file on) one that
 /// exists, gets a counter before its extension: `talk.flac`, `talk-2.flac`, `talk-3.flac`. The
 /// first file keeps the name the user gave even if it exists, as a single recording always has
-/// (it replaces the old file once capture runs); a recording added to the library, or named by a
+/// (it replaces the old file once its first audio comes); a recording added to the library, or named by a
 /// pattern with conversions, never replaces one (`CreatedOutput.keepsExisting`).
 struct OutputNaming {
     let pattern: String

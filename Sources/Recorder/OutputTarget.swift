@@ -188,12 +188,16 @@ final class OutputTarget {
     /// name still leads to it (another program may have put a file there since). Idempotent.
     func discard() {
         if case .hidden(let temporary) = uncommitted { unlink(temporary) }
-        if let claimedNewName, let ours = FileIdentity(descriptor: fileDescriptor),
-           FileIdentity(path: claimedNewName) == ours {
-            unlink(claimedNewName)
-        }
+        if let claimedNewName, Self.name(claimedNewName, leadsTo: fileDescriptor) { unlink(claimedNewName) }
         uncommitted = nil
         claimedNewName = nil
+    }
+
+    /// Whether `path` itself (not a link there) is the file open on `descriptor`: the same device
+    /// and inode, which cannot be another file's while the descriptor holds the file.
+    private static func name(_ path: String, leadsTo descriptor: Int32) -> Bool {
+        var named = stat(), open = stat()
+        return lstat(path, &named) == 0 && fstat(descriptor, &open) == 0 && named.st_dev == open.st_dev && named.st_ino == open.st_ino
     }
 
     /// Gives the uncommitted file the new name `path` without replacing anything: 0, or the error

@@ -15,7 +15,7 @@ import Glibc
 ///     let session = try RecordingSession(configuration) {  // outputs, consent, device, encoders
 ///         gate.requestAccess(for: .audio)
 ///     }
-///     let scheduling = try session.start()                 // threads run; the files get their names
+///     let scheduling = try session.start()                 // threads run; each file is named with its first audio
 ///     let summary = session.waitUntilFinished { progress in nil }  // signal, -d, failure or revocation
 ///
 /// Threads: one capture thread reads the device once per period into every output's ring (a ring
@@ -186,6 +186,14 @@ public final class RecordingSession {
         }
     }
 
+    /// Those of `outputFiles` named only with their first audio, each replacing a file of that
+    /// name (until then the path holds that file); `whenFirstFileIsNamed` tells of each.
+    public var outputFilesNamedAtFirstAudio: [String] {
+        outputs.compactMap { output in
+            if case .file(let path) = output.destination, output.namesAtFirstAudio { path } else { nil }
+        }
+    }
+
     /// Times the source's timeline stepped by latency it added, not audio it lost (`CaptureLoop`).
     public var sourceLatencySteps: Int { monitor.latencySteps.load(ordering: .relaxed) }
 
@@ -201,6 +209,12 @@ public final class RecordingSession {
     /// `start()`.
     public func whenFileStarts(_ handler: @escaping @Sendable (String) -> Void) {
         for output in outputs { output.splitter?.whenFileStarts = handler }
+    }
+
+    /// Has `handler` told the path of each of `outputFilesNamedAtFirstAudio` once it is named, on
+    /// the encoder thread of its output. Call before `start()`.
+    public func whenFirstFileIsNamed(_ handler: @escaping @Sendable (String) -> Void) {
+        for output in outputs { output.splitter?.whenFirstFileIsNamed = handler }
     }
 
     /// Has `handler` told each segment of a sound-activated recording once it has ended, as the

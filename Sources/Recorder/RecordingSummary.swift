@@ -253,8 +253,9 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
     public var frames: Int { outputs.map(\.frames).max() ?? 0 }
     /// Bytes written to all outputs.
     public var bytes: Int { outputs.reduce(0) { $0 + $1.bytes } }
-    /// Every output that got audio: the files and streams the recording made.
-    public var recordedOutputs: [OutputSummary] { outputs.filter { !$0.failedAtStart } }
+    /// Every output that got audio: the files and streams the recording made (not one that failed
+    /// at the start, nor a file no audio came for).
+    public var recordedOutputs: [OutputSummary] { outputs.filter { !$0.failedAtStart && $0.unwrittenPath == nil } }
     /// The output that recorded the most frames (the first of those): every output gets the same
     /// audio, but one may end early (its --max-size, a reader gone, a full disk) or drop frames, so
     /// the recording's own figures (its loudness, its segments) are this output's.
@@ -293,8 +294,11 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         let drift = clock?.driftText.map { "; device clock \($0) against the system's" } ?? ""
         let segments = fullestOutput.segments.map { " in \($0) segment\($0 == 1 ? "" : "s")" } ?? ""
         let loudness = self.loudness.map { "; \($0.summaryText)" } ?? ""
-        // An output no audio came for: its file was never named, so one there is as it was.
-        let unwritten = { (output: OutputSummary) in "nothing written to \(output.output) (no audio came; a file there is as it was)" }
+        // An output whose file was never named (no audio came for it, or naming it failed), so
+        // nothing there was replaced.
+        let unwritten = { (output: OutputSummary) in
+            "nothing written to \(output.output) (\(output.failure == nil ? "no audio came" : "it could not be named"); nothing there was replaced)"
+        }
         if outputs.count == 1, outputs[0].unwrittenPath != nil {
             return ["recorded \(duration), \(unwritten(outputs[0])); \(losses), \(dropped(outputs[0])); \(end)\(drift)"]
         }
@@ -326,12 +330,13 @@ public struct RecordingSummary: Sendable, Equatable, CustomStringConvertible {
         var messages = failedOutputs.map { output in
             let othersWentOn = !end.isOutputFailure
             // One that failed at the start has nothing to finalize (its file, if any, was removed).
-            return output.failedAtStart
-                ? "output \(output.output) failed at the start: \(output.failure!)" + (othersWentOn ? "; the other outputs went on" : "")
+            return output.failedAtStart || output.unwrittenPath != nil
+                ? "output \(output.output) failed\(output.failedAtStart ? " at the start" : ""): \(output.failure!)"
+                    + (othersWentOn ? "; the other outputs went on" : "")
                 : "output \(output.output) failed: \(output.failure!); it was finalized" + (othersWentOn ? " and the other outputs went on" : "")
         }
-        if case .permissionRevoked(let because) = end, outputs.allSatisfy({ $0.segments == 0 }) {
-            // Armed, with no sound yet: there is nothing to finalize.
+        if case .permissionRevoked(let because) = end, outputs.allSatisfy({ $0.segments == 0 || $0.unwrittenPath != nil }) {
+            // Armed with no sound yet, or no audio came: there is nothing to finalize.
             messages.append("\(because); hark stopped before anything was recorded")
         } else if let message = end.failureMessage, !(end.isOutputFailure && outputs.count > 1) {
             messages.append(message)

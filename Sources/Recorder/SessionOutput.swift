@@ -87,6 +87,9 @@ final class SessionOutput {
     let soundGate: SoundGatedDrain?
     /// Whether the output's first file waits for the first sound (a sound-activated file output).
     let startsOnSound: Bool
+    /// Whether its first file is named with its first audio, replacing a file of that name: a
+    /// regular file's whose name need not be new (`CreatedOutput.keepsExisting`).
+    let namesAtFirstAudio: Bool
 
     /// Sets up the codec for `created`, writing its header (tags included) to the output.
     init(_ created: CreatedOutput, recording: RecordingConfiguration, negotiated: NegotiatedCapture,
@@ -156,6 +159,7 @@ final class SessionOutput {
             if error != 0 { throw .writeFailed(errno: error) }
         }
         self.startsOnSound = startsOnSound
+        namesAtFirstAudio = !startsOnSound && !created.keepsExisting && target.isUncommittedFile
         // A regular file can be split (--max-file-time, SIGUSR1, a sound-activated recording's
         // segments); standard output is one stream, and so is a FIFO or a device written in place
         // (a split would have made a regular file beside it: `/dev/null-2`).

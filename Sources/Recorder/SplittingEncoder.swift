@@ -90,6 +90,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// Told each new file's path once it has its name (the access log's record of a recording's
     /// files). Set before the encoder thread starts; called on it.
     var whenFileStarts: (@Sendable (String) -> Void)?
+    /// Told the first file's path when it is named with its first audio, if it replaces a file
+    /// of that name (one that must be new took its name at the start). Same rules.
+    var whenFirstFileIsNamed: (@Sendable (String) -> Void)?
 
     /// With `encoder` nil (sound activation), no file is made until the first frame; `output` is
     /// the discarded target whose name was taken for the first file, given back then. `template`
@@ -126,9 +129,11 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             throw .cannotStartNextFile(error.description)
         }
         awaitsFirstAudio = false
-        paths.append(output.destination.description)
+        let path = output.destination.description
+        paths.append(path)
         fileStartFrames.append(0)
         fileIdentities.append(FileIdentity(descriptor: output.fileDescriptor))
+        if !firstFileKeepsExisting { whenFirstFileIsNamed?(path) }
     }
 
     /// Asks for a new file from recording frame `frame` on (the capture's count when SIGUSR1

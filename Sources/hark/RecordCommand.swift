@@ -208,6 +208,9 @@ struct RecordCommand: ParsableCommand {
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }
+            // A file that replaces one is the recording's only once named, with its first audio:
+            // until then `hark repair --unfinished` must leave the file at that path alone.
+            session.whenFirstFileIsNamed { path in try? AccessLog().appendEvent(.named(absolutePath(path)), recordingID: recordingID) }
             // A sound-activated recording logs each segment as it ends, beside its own entry.
             let segmentEntry = SegmentLogEntry(recordingID: recordingID, device: device, format: pcm,
                                                grant: session.grant, codecs: outputs.map(\.codec.name),
@@ -220,7 +223,8 @@ struct RecordCommand: ParsableCommand {
         }
         // The access log learns of the recording now, so one that never ends (SIGKILL, a power cut)
         // is still known to `hark repair --unfinished`; its entry at the end carries the same id.
-        let recordingStart = RecordingStart(id: recordingID, outputs: session.outputFiles.map(absolutePath), device: device,
+        let recordingStart = RecordingStart(id: recordingID, outputs: session.outputFiles.map(absolutePath),
+                                            namedAtFirstAudio: session.outputFilesNamedAtFirstAudio.map(absolutePath), device: device,
                                             start: session.startTime, waitsForSound: configuration.soundActivation != nil)
         do throws(PermissionChangeError) {
             try AccessLog().appendStart(recordingStart)
@@ -322,7 +326,7 @@ struct RecordCommand: ParsableCommand {
                            savedToLibrary: Bool) {
         var entry = AccessLogEntry(
             start: started, end: .now(), app: grant.manifest.appIdentifier, device: device,
-            format: "\(summary.format), \(summary.recordedOutputs.map(\.codec).joined(separator: ", "))",
+            format: (["\(summary.format)"] + summary.recordedOutputs.map(\.codec)).joined(separator: ", "),
             output: summary.recordedOutputs.flatMap(\.paths).map(absolutePath).joined(separator: ", "),
             frames: summary.frames, consent: grant.consent, resource: grant.resource, ended: summary.end.logName,
             framesDropped: summary.framesDropped, overruns: summary.overruns, framesLostToOverruns: summary.framesLostToOverruns,
@@ -330,7 +334,8 @@ struct RecordCommand: ParsableCommand {
         entry.framesDroppedPadded = summary.padsLostTime ? summary.framesDroppedPadded : nil
         entry.firstSample = summary.clock?.firstSampleTime
         entry.clockDriftPPM = summary.clock?.driftPPM
-        entry.savedToLibrary = savedToLibrary
+        // A library recording no audio came for left no file there (`hark list` has nothing to list).
+        entry.savedToLibrary = savedToLibrary && !entry.output.isEmpty
         for (key, value) in summary.loudness?.logFields ?? [] { entry.loudness[key] = value }
         do throws(PermissionChangeError) {
             try AccessLog().append(entry)

@@ -78,7 +78,8 @@ struct RepairCommand: ParsableCommand {
         }
         var all: [RepairOutcome] = []
         for (start, _) in recordings {
-            let files = start.outputs.isEmpty ? "to stdout only: nothing to repair" : start.outputs.joined(separator: ", ")
+            // No file: stdout only, or killed before any file of it was named.
+            let files = start.outputs.isEmpty ? "no file of it to repair" : start.outputs.joined(separator: ", ")
             Console.notice("unfinished recording started \(start.start.localText) from '\(start.device)': \(files)")
             let present = start.outputs.filter { somethingExists(at: $0) }
             for missing in start.outputs where !present.contains(missing) { Console.notice("\(missing): no longer there") }

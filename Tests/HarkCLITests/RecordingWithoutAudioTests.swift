@@ -44,12 +44,59 @@ import Testing
         #expect(result.status == 74, "\(result.standardError)")
         #expect(result.errorLines.last == "hark: capture device lost: the device stopped delivering audio", "\(result.standardError)")
         for path in [flac, raw] {
-            #expect(result.standardError.contains("nothing written to \(path) (no audio came; a file there is as it was)"), "\(result.standardError)")
+            #expect(result.standardError.contains("nothing written to \(path) (no audio came; nothing there was replaced)"), "\(result.standardError)")
             #expect(try String(contentsOfFile: path, encoding: .utf8) == "an earlier take", "\(path)")
         }
         #expect(Self.files(in: folder) == ["keep.flac", "keep.raw"])
         let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
         #expect(log.contains("→ (nothing recorded)  0 s (0 frames") && log.contains("ended: device lost"), "\(log)")
+    }
+
+    /// Killed before its first audio, a recording leaves the file it would have replaced to that
+    /// file: `hark repair --unfinished` does not take it for the recording's (a WAV whose sizes
+    /// were never set, which it would have rewritten), nor does the next recording's notice.
+    @Test func aRecordingKilledBeforeItsFirstAudioLeavesTheFileThereToItsOwner() throws {
+        let rig = try ALSATestRig(input: Data())
+        try Self.silentSource(rig)
+        let wav = rig.path("stream.wav")
+        // 16-bit stereo at 48 kHz, both sizes 0xFFFFFFFF (as a WAV written to a pipe has them).
+        var header = Data("RIFF".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF]) + Data("WAVEfmt ".utf8)
+        header += Data([16, 0, 0, 0, 1, 0, 2, 0, 0x80, 0xBB, 0, 0, 0x00, 0xEE, 0x02, 0, 4, 0, 16, 0])
+        header += Data("data".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF]) + Data(count: 4_800)
+        try header.write(to: URL(fileURLWithPath: wav))
+        let recording = try startHark(["record", "-D", "vmic.monitor", "-o", wav], rig: rig)
+        try Self.waitUntilCaptureRuns(rig)
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: wav)) == header, "the file there is as it was")
+        let repaired = try RepairTools.repair(["--unfinished", "--write"], rig: rig)
+        #expect(repaired.status == 0 && repaired.standardError.contains("no file of it to repair"), "\(repaired.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: wav)) == header, "repair left it alone: \(repaired.standardError)")
+    }
+
+    /// A file that cannot be named when its first audio comes (its folder removed meanwhile) fails
+    /// its output, which says it was never named, while the other output records: 74, and the
+    /// message says the others went on, not that a file was finalized.
+    @Test func aFileThatCannotBeNamedAtItsFirstAudioFailsItsOutputAlone() throws {
+        let rig = try ALSATestRig(input: Data())
+        try Self.silentSource(rig)
+        let folder = rig.path("gone"), lost = rig.path("gone/x.flac"), kept = rig.path("kept.wav")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let recording = try startHark(["record", "-D", "vmic.monitor", "-o", lost, "-o", kept], rig: rig)
+        try Self.waitUntilCaptureRuns(rig)
+        try FileManager.default.removeItem(atPath: folder)  // empty: its file has no name yet
+        let resumed = try runTool("pactl", ["suspend-sink", "vmic", "0"], environment: rig.environment)
+        try #require(resumed.status == 0, "\(resumed.standardError)")
+        try OutputGrowth.waitUntil(kept, exceeds: 48_000)
+        recording.send(SIGINT)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("nothing written to \(lost) (it could not be named; nothing there was replaced)"),
+                "\(result.standardError)")
+        #expect(result.errorLines.last?.hasPrefix("hark: output \(lost) failed: cannot create '\(lost)': ") == true
+                    && result.errorLines.last?.hasSuffix("; the other outputs went on") == true, "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: folder))
+        #expect(try WAVAndRawOutputTests.soxInfo(kept)["Duration"] != nil)
     }
 
     /// Stopped before any audio came: a library recording and a time-pattern name leave no file
@@ -66,8 +113,10 @@ import Testing
         #expect(Self.files(in: folder).count == 1, "the new name is taken at the start: \(Self.files(in: folder))")
         recording.send(SIGINT)
         let result = recording.wait(timeout: TestLoad.seconds(30))
-        #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("no audio came; a file there is as it was"), "\(result.standardError)")
+        // 0, stopped; on a machine loaded enough to delay the signal by 5 s, 74: the source
+        // delivered nothing for that long. Either way nothing may be left.
+        #expect([0, 74].contains(result.status), "\(result.standardError)")
+        #expect(result.standardError.contains("no audio came; nothing there was replaced"), "\(result.standardError)")
         #expect(Self.files(in: folder).isEmpty, "\(Self.files(in: folder))")
         if pattern == nil {
             let listed = try runHark(["list"], rig: rig)

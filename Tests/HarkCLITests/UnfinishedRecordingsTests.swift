@@ -88,6 +88,9 @@ import Testing
                                        "-o", wav, "-o", opus, "-o", raw], rig: rig)
         try OutputGrowth.waitForFLACAudio(rig.path("killed-2.flac"), seconds: 0.3)
         try OutputGrowth.waitForOpusAudio(opus, seconds: 0.2)
+        // Each file is named with its first audio, on its own encoder thread: all four are.
+        try OutputGrowth.waitUntil(wav, exceeds: 0)
+        try OutputGrowth.waitUntil(raw, exceeds: 0)
         recording.send(SIGKILL)
         _ = recording.wait(timeout: 10)
         let parts = [flac] + (2...40).map { rig.path("killed-\($0).flac") }.filter { FileManager.default.fileExists(atPath: $0) }

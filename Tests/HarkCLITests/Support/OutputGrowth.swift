@@ -10,8 +10,9 @@ import Foundation
 /// Every wait has a deadline (30 s unless told) and throws a `TestRigError` that says what it
 /// waited for and what it saw; audio that is merely late never fails a test.
 ///
-/// hark writes a file under a hidden temporary name in the same directory, `.NAME.hark-PID`, until
-/// capture has started (`OutputTarget`); the waits look at both names.
+/// A file gets its name only with its first audio (`SplittingEncoder`): before, it has none, or,
+/// on a file system that cannot make a file without one, a hidden temporary name in the same
+/// directory, `.NAME.hark-PID` (`OutputTarget`); the waits look at both names.
 enum OutputGrowth {
     static let defaultTimeout: Double = 30
 
