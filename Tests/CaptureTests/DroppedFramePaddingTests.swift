@@ -43,7 +43,9 @@ import Testing
             startTime = MonotonicClock.nanoseconds()
             return .frames(0)
         }
-        func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep {
+        /// Up to `frames` due now, numbered into `buffer` when there is one; or the overrun, once
+        /// its frames' time has passed.
+        private func take(_ frames: Int, into buffer: UnsafeMutableRawPointer?) -> CaptureStep {
             if !hasOverrun && next >= overrunAt {
                 guard dueFrames >= overrunFrames else { return .wouldBlock }
                 hasOverrun = true
@@ -51,22 +53,14 @@ import Testing
             }
             let count = min(frames, dueFrames)
             guard count > 0 else { return .wouldBlock }
-            let slots = buffer.bindMemory(to: UInt32.self, capacity: count)
-            for slot in 0..<count { slots[slot] = UInt32(next + slot) }
-            next += count
-            return .frames(count)
-        }
-        func readIntoScratch(frames: Int) -> CaptureStep {
-            if !hasOverrun && next >= overrunAt {
-                guard dueFrames >= overrunFrames else { return .wouldBlock }
-                hasOverrun = true
-                return .overrun
+            if let slots = buffer?.bindMemory(to: UInt32.self, capacity: count) {
+                for slot in 0..<count { slots[slot] = UInt32(next + slot) }
             }
-            let count = min(frames, dueFrames)
-            guard count > 0 else { return .wouldBlock }
             next += count
             return .frames(count)
         }
+        func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> CaptureStep { take(frames, into: buffer) }
+        func readIntoScratch(frames: Int) -> CaptureStep { take(frames, into: nil) }
         func waitForFrames(milliseconds: Int32) -> CaptureStep {
             MonotonicClock.sleep(nanoseconds: 5_000_000)
             return .frames(0)
