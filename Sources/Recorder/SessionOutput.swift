@@ -163,9 +163,9 @@ final class SessionOutput {
         // A regular file can be split (--max-file-time, SIGUSR1, a sound-activated recording's
         // segments); standard output is one stream, and so is a FIFO or a device written in place
         // (a split would have made a regular file beside it: `/dev/null-2`).
-        if let naming = created.naming, case .file(let path) = destination, writesRegularFiles {
+        if let naming = created.naming, case .file = destination, writesRegularFiles {
             let splitter = SplittingEncoder(
-                output: target, path: path, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
+                output: target, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
                 bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: created.keepsExisting, makeEncoder: makeEncoder)
             splitter.timeOfFrame = { [monitor, rate = format.sampleRate] frame in

@@ -98,7 +98,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// the discarded target whose name was taken for the first file, given back then. `template`
     /// is a codec of the same settings (`encoder`, or the one made to check them), whose bounds and
     /// header size every file shares.
-    init(output: OutputTarget, path: String, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
+    init(output: OutputTarget, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
          naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, firstFileKeepsExisting: Bool,
          makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")

@@ -21,16 +21,6 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
     }
 
-    /// Waits until hark has written its start line: capture runs.
-    static func waitUntilCaptureRuns(_ rig: ALSATestRig) throws {
-        let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
-        while Date() < deadline {
-            if let log = try? String(contentsOfFile: rig.accessLogFile, encoding: .utf8), log.contains("\"event\":\"started\"") { return }
-            usleep(20_000)
-        }
-        throw TestRigError("hark never wrote its start line")
-    }
-
     /// Nothing comes for 5 s: the device is lost (74), and the FLAC file and the raw file there
     /// before are as they were, with nothing beside them; the log says nothing was recorded.
     @Test func aSourceThatNeverDeliversLeavesTheFilesThatWereThere() throws {
@@ -65,7 +55,7 @@ import Testing
         header += Data("data".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF]) + Data(count: 4_800)
         try header.write(to: URL(fileURLWithPath: wav))
         let recording = try startHark(["record", "-D", "vmic.monitor", "-o", wav], rig: rig)
-        try Self.waitUntilCaptureRuns(rig)
+        try rig.waitForLog(containing: "\"event\":\"started\"")  // capture runs
         recording.send(SIGKILL)
         _ = recording.wait(timeout: 10)
         #expect(try Data(contentsOf: URL(fileURLWithPath: wav)) == header, "the file there is as it was")
@@ -83,7 +73,7 @@ import Testing
         let folder = rig.path("gone"), lost = rig.path("gone/x.flac"), kept = rig.path("kept.wav")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let recording = try startHark(["record", "-D", "vmic.monitor", "-o", lost, "-o", kept], rig: rig)
-        try Self.waitUntilCaptureRuns(rig)
+        try rig.waitForLog(containing: "\"event\":\"started\"")  // capture runs
         try FileManager.default.removeItem(atPath: folder)  // empty: its file has no name yet
         let resumed = try runTool("pactl", ["suspend-sink", "vmic", "0"], environment: rig.environment)
         try #require(resumed.status == 0, "\(resumed.standardError)")
@@ -109,7 +99,7 @@ import Testing
         let folder = rig.path(pattern == nil ? "Recordings" : "takes")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let recording = try startHark(["record", "-D", "vmic.monitor"] + (pattern.map { ["-o", folder + "/" + $0] } ?? []), rig: rig)
-        try Self.waitUntilCaptureRuns(rig)
+        try rig.waitForLog(containing: "\"event\":\"started\"")  // capture runs
         #expect(Self.files(in: folder).count == 1, "the new name is taken at the start: \(Self.files(in: folder))")
         recording.send(SIGINT)
         let result = recording.wait(timeout: TestLoad.seconds(30))

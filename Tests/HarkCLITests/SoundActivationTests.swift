@@ -214,7 +214,7 @@ import Testing
         let output = rig.path("never.flac")
         let recording = try startHark(["record", "-D", "pacedcap", "--start-above", "-30", "-o", output], rig: rig)
         // Armed once the access log says the recording started (its device is open, capture runs).
-        try waitForLog(rig, containing: "\"event\":\"started\"")
+        try rig.waitForLog(containing: "\"event\":\"started\"")
         usleep(UInt32(TestLoad.seconds(1.5) * 1_000_000))
         recording.send(SIGINT)
         let result = recording.wait(timeout: 20)
@@ -329,7 +329,7 @@ import Testing
         try rig.startPulseAudio()
         let output = rig.path("killed.flac")
         let early = try startHark(["record", "-D", "pacedcap", "--start-above", "-40", "-o", output], rig: rig)
-        try waitForLog(rig, containing: "\"armed\":true")
+        try rig.waitForLog(containing: "\"armed\":true")
         early.send(SIGKILL)
         _ = early.wait(timeout: 10)
         let none = try runHark(["repair", "--unfinished"], rig: rig)
@@ -337,7 +337,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
 
         let late = try startHark(["record", "-D", "pacedcap", "--start-above", "-40", "-o", output], rig: rig)
-        try waitForLog(rig, containing: "\"event\":\"file\"")
+        try rig.waitForLog(containing: "\"event\":\"file\"")
         try OutputGrowth.waitForFLACAudio(output, seconds: 1)
         late.send(SIGKILL)
         _ = late.wait(timeout: 10)
@@ -372,15 +372,5 @@ import Testing
         return ((frame - 3 * block)...(frame + 3 * block)).first { start in
             start >= 0 && inputSamples[(start * 2)..<(start * 2 + probe.count)].elementsEqual(probe)
         }
-    }
-
-    /// Waits until the rig's access log holds `text` (hark writes its start line once capture runs).
-    func waitForLog(_ rig: ALSATestRig, containing text: String) throws {
-        let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
-        while Date() < deadline {
-            if let log = try? String(contentsOfFile: rig.accessLogFile, encoding: .utf8), log.contains(text) { return }
-            usleep(20_000)
-        }
-        throw TestRigError("the access log never said \(text)")
     }
 }

@@ -106,6 +106,16 @@ final class ALSATestRig {
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
+    /// Waits until the access log holds `text` (hark writes its start line once capture runs).
+    func waitForLog(containing text: String) throws {
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(20))
+        while Date() < deadline {
+            if let log = try? String(contentsOfFile: accessLogFile, encoding: .utf8), log.contains(text) { return }
+            usleep(20_000)
+        }
+        throw TestRigError("the access log never said \(text)")
+    }
+
     /// Starts a private PulseAudio with a null sink for `pacedcap`. Stopped with the rig.
     func startPulseAudio() throws {
         pulse = try PulseAudioServer(runtimeDirectory: runtimeDirectory, home: directory, environment: environment)
