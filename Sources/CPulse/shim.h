@@ -50,6 +50,7 @@ typedef __typeof__(&pa_stream_get_channel_map) hark_pa_stream_get_channel_map;
 typedef __typeof__(&pa_stream_get_device_name) hark_pa_stream_get_device_name;
 typedef __typeof__(&pa_stream_update_timing_info) hark_pa_stream_update_timing_info;
 typedef __typeof__(&pa_stream_get_latency) hark_pa_stream_get_latency;
+typedef __typeof__(&pa_stream_is_suspended) hark_pa_stream_is_suspended;
 typedef __typeof__(&pa_proplist_new) hark_pa_proplist_new;
 typedef __typeof__(&pa_proplist_sets) hark_pa_proplist_sets;
 typedef __typeof__(&pa_proplist_free) hark_pa_proplist_free;

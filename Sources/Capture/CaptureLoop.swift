@@ -282,7 +282,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 }
                 if step == .wouldBlock || step == .frames(0) {
                     waitedWithoutAudio += min(MonotonicClock.nanoseconds() - now, 2 * waitMilliseconds * 1_000_000)
-                    if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, ETIMEDOUT) }
+                    if waitedWithoutAudio > stallTimeoutNanoseconds { return (.deviceLost, device.reasonForNoAudio()) }
                 }
             }
         }

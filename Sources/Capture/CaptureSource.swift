@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the capture loop reads audio from: an ALSA PCM (`CaptureDevice`), or the sound server's
 /// own record stream (`SoundServerCapture`, module SoundServer), which spares a recording from a
 /// PulseAudio or PipeWire desktop the ALSA plugin's extra thread and its wake-ups (#16).
@@ -31,6 +35,16 @@ public protocol CaptureSource: AnyObject, Sendable {
     func timeOfNextFrame() -> Int?
     /// Stops the stream and drops what it holds.
     func drop()
+    /// Why nothing came for the stall timeout, as an errno, asked once as the capture thread gives
+    /// up: ESTRPIPE when the source is suspended (a sound server's source suspended by its server
+    /// or a user, which delivers nothing until resumed), ETIMEDOUT when the source cannot tell.
+    func reasonForNoAudio() -> Int32
+}
+
+extension CaptureSource {
+    /// A source that cannot tell why it went quiet (an ALSA PCM reports a suspension itself, as
+    /// `.suspended`, so a quiet one is simply late).
+    public func reasonForNoAudio() -> Int32 { ETIMEDOUT }
 }
 
 /// The outcome of one step of the capture loop. Expected outcomes are values, not errors, so the

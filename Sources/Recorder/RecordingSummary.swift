@@ -58,6 +58,8 @@ public enum RecordingEnd: Sendable, Equatable, CustomStringConvertible {
     static func deviceLost(errno code: Int32) -> RecordingEnd {
         switch code {
         case ETIMEDOUT: .deviceLost(reason: "the device stopped delivering audio")
+        case ESTRPIPE: .deviceLost(reason: "the device was suspended and did not resume")
+        case EPIPE: .deviceLost(reason: "the device overran and could not be restarted")
         case ECONNRESET: .deviceLost(reason: "the sound server went away")
         default: .deviceLost(reason: String(cString: strerror(code)))
         }

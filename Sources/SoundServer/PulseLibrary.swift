@@ -46,6 +46,7 @@ struct PulseLibrary: @unchecked Sendable {
     let streamGetDeviceName: hark_pa_stream_get_device_name
     let streamUpdateTimingInfo: hark_pa_stream_update_timing_info
     let streamGetLatency: hark_pa_stream_get_latency
+    let streamIsSuspended: hark_pa_stream_is_suspended
     let proplistNew: hark_pa_proplist_new
     let proplistSets: hark_pa_proplist_sets
     let proplistFree: hark_pa_proplist_free
@@ -99,6 +100,7 @@ struct PulseLibrary: @unchecked Sendable {
                 streamGetDeviceName: try symbol("pa_stream_get_device_name", as: hark_pa_stream_get_device_name.self),
                 streamUpdateTimingInfo: try symbol("pa_stream_update_timing_info", as: hark_pa_stream_update_timing_info.self),
                 streamGetLatency: try symbol("pa_stream_get_latency", as: hark_pa_stream_get_latency.self),
+                streamIsSuspended: try symbol("pa_stream_is_suspended", as: hark_pa_stream_is_suspended.self),
                 proplistNew: try symbol("pa_proplist_new", as: hark_pa_proplist_new.self),
                 proplistSets: try symbol("pa_proplist_sets", as: hark_pa_proplist_sets.self),
                 proplistFree: try symbol("pa_proplist_free", as: hark_pa_proplist_free.self)

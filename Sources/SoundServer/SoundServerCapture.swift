@@ -287,6 +287,15 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
         return asked + (answered - asked) / 2 - latency + alreadyRead
     }
 
+    /// ESTRPIPE when the server suspended the source (`pactl suspend-source`, a sink suspended
+    /// under its monitor, a device gone to sleep), which sends nothing until resumed; else
+    /// ETIMEDOUT. libpulse keeps the state from the server's messages, which every turn of the
+    /// main loop takes in: no exchange with the server. The corresponding C function is
+    /// `pa_stream_is_suspended`.
+    public func reasonForNoAudio() -> Int32 {
+        library.streamIsSuspended(stream) == 1 ? ESTRPIPE : ETIMEDOUT
+    }
+
     /// Corks the stream, so the server stops sending; the stream itself ends in `deinit`.
     public func drop() {
         if let operation = library.streamCork(stream, 1, nil, nil) { library.operationUnref(operation) }

@@ -123,6 +123,28 @@ import Testing
         try Self.killTheServerWhileRecording(onPipeWire: false)
     }
 
+    /// A source the server suspends mid-recording (here the rig's sink, and with it its monitor)
+    /// sends nothing more: after 5 s the recording ends as from a device that stopped, and the
+    /// line says why, from libpulse's own record of the suspension (it said only that the device
+    /// stopped delivering audio). The file holds what came before, finished.
+    @Test func aSourceSuspendedMidRecordingEndsItSayingSo() throws {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        try #require(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let output = rig.path("suspended.flac")
+        let recording = try startHark(["record", "-D", "vmic.monitor", "-d", "60", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        let suspended = try runTool("pactl", ["suspend-sink", "vmic", "1"], environment: rig.environment)
+        try #require(suspended.status == 0, "\(suspended.standardError)")
+        let result = recording.wait(timeout: TestLoad.seconds(40))
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: capture device lost: the device was suspended and did not resume",
+                "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+        let frames = try #require(try FLACTools.totalSamples(output))
+        #expect(frames >= 48_000 && frames < 50 * 48_000, "\(frames) frames")
+    }
+
     /// Kills PulseAudio, or pipewire-pulse, a second into a 30 s recording from a pipe microphone.
     static func killTheServerWhileRecording(onPipeWire: Bool) throws {
         let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 40, ["-D", "studiopipe", "-d", "30"],
