@@ -145,6 +145,38 @@ import Testing
         #expect(frames >= 48_000 && frames < 50 * 48_000, "\(frames) frames")
     }
 
+    /// Suspended for a second and a half and resumed, the source's recording goes on: the time it
+    /// was away is audio lost, found in the stream's timeline, and with `--pad-overruns` silence
+    /// in its place, so the file is exactly `-d` long.
+    @Test func aSourceSuspendedBrieflyIsPaddedAndTheRecordingGoesOn() throws {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        try #require(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let output = rig.path("resumed.flac")
+        let recording = try startHark(["record", "-D", "vmic.monitor", "-d", "8", "--pad-overruns", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        // The source was away at most from before the suspension was asked for until the resume
+        // was answered, and at least the 1.5 s between them.
+        let suspending = Date()
+        for state in ["1", "0"] {
+            let step = try runTool("pactl", ["suspend-sink", "vmic", state], environment: rig.environment)
+            try #require(step.status == 0, "\(step.standardError)")
+            if state == "1" { usleep(1_500_000) }
+        }
+        let away = Date().timeIntervalSince(suspending)
+        let result = recording.wait(timeout: TestLoad.seconds(40))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FLACTools.totalSamples(output) == 8 * 48_000, "\(result.standardError)")
+        let lost = try #require(result.standardError.firstMatch(of: /(\d+) overruns? \((\d+) ms lost, (\d+) ms padded with silence/),
+                                "\(result.standardError)")
+        print("SoundServerStreamTests: a source away for 1.5–\(String(format: "%.3f", away)) s: \(lost.0)")
+        // The time away, and up to two periods more: measured here 0.09–0.11 s beyond the window
+        // (what the sink had rendered for its monitor and not yet sent when it suspended is not
+        // sent after it), which the timeline counts with the rest.
+        let lostSeconds = Double(lost.2)! / 1000
+        #expect(lostSeconds >= 1.4 && lostSeconds <= away + 0.25 * TestLoad.slowdown, "\(lost.0), away 1.5–\(away) s")
+    }
+
     /// Kills PulseAudio, or pipewire-pulse, a second into a 30 s recording from a pipe microphone.
     static func killTheServerWhileRecording(onPipeWire: Bool) throws {
         let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 40, ["-D", "studiopipe", "-d", "30"],
