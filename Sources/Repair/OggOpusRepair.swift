@@ -56,7 +56,8 @@ enum OggOpusRepair {
 
         // End trimming an intact end-of-stream page carried: its granule short of its packets' end.
         let untrimmedEnd = base + audio.prefix { $0.pageIndex <= lastPageIndex }.reduce(0) { $0 + $1.samples }
-        let endTrim = stream.damage.isEmpty && lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0
+        let endTrim = stream.damage.isEmpty ? (lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0)
+                                            : endTrimAfterDamage(stream, lastPageIndex: lastPageIndex)
         let finalGranule = base + totalSamples - endTrim
         let seconds = Double(max(0, finalGranule - base - stream.preSkip)) / 48_000
         guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
@@ -68,6 +69,22 @@ enum OggOpusRepair {
             plan = rebuilt(audio, of: stream, base: base, finalGranule: Int64(finalGranule), in: bytes)
         }
         return RepairAnalysis(container: .oggOpus, problems: problems, seconds: seconds, verdict: .repairable(plan))
+    }
+
+    /// The end trimming of a stream damaged before its end: the samples its intact end-of-stream
+    /// page's granule leaves out of that page's packets, counted from the granule of the page
+    /// before it, when that page is intact and came right before (consecutive sequence numbers):
+    /// the granules after damage still count the samples lost, so the kept packets cannot be
+    /// counted against the last granule, but the last two pages' difference is their own. 0 when
+    /// the end is not so (no end-of-stream page, a page missing there): the last packet is then
+    /// decoded whole, up to its 20 ms of the encoder's padding.
+    private static func endTrimAfterDamage(_ stream: OggOpusStream, lastPageIndex: Int) -> Int {
+        let lastPage = stream.pages[lastPageIndex]
+        guard lastPage.isEndOfStream, lastPage.granule >= 0, lastPageIndex > 0 else { return 0 }
+        let before = stream.pages[lastPageIndex - 1]
+        guard before.sequence &+ 1 == lastPage.sequence, before.granule >= 0 else { return 0 }
+        let endingOnLastPage = stream.packets.filter { $0.pageIndex == lastPageIndex }.reduce(0) { $0 + $1.samples }
+        return max(0, Int(before.granule) + endingOnLastPage - Int(lastPage.granule))
     }
 
     /// Everything up to `page` as it is, then `page` with the end-of-stream flag, without the
