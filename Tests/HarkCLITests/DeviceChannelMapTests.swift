@@ -29,7 +29,7 @@ import Testing
     /// Which speaker's tone each channel of `wav` carries.
     static func heard(_ wav: String) throws -> [SpeakerPosition] {
         let (samples, channels) = try Surround.wavSamples(wav)
-        return (0..<channels).map { Surround.dominantTone(samples, channels: channels, channel: $0) }
+        return try (0..<channels).map { try Surround.dominantTone(samples, channels: channels, channel: $0) }
     }
 
     /// Records six channels of `mappedcap` to Opus, expecting a refusal: exit 64 and no file left.

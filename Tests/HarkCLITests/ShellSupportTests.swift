@@ -149,10 +149,13 @@ import Testing
         let dump = try run(harkBinary.path, ["--experimental-dump-help"], in: scratch)
         let root = try #require(try JSONSerialization.jsonObject(with: dump.standardOutput) as? [String: Any])["command"]
         var missing: [String] = []
+        var (commandsChecked, optionsChecked) = (0, 0)
         func visit(_ command: [String: Any], path: [String]) {
+            commandsChecked += 1
             if path.count > 1, !page.contains(path.joined(separator: " ")) { missing.append(path.joined(separator: " ")) }
             for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool != false {
                 for name in argument["names"] as? [[String: String]] ?? [] where name["kind"] == "long" {
+                    optionsChecked += 1
                     if !page.contains("--\(name["name"]!)") { missing.append("\(path.joined(separator: " ")) --\(name["name"]!)") }
                 }
             }
@@ -162,6 +165,9 @@ import Testing
         }
         let command = try #require(root as? [String: Any])
         visit(command, path: ["hark"])
+        // The dump was read as expected (a change of its layout would visit nothing and pass):
+        // hark has ten commands and subcommands or more, and record alone has dozens of options.
+        #expect(commandsChecked >= 10 && optionsChecked >= 40, "\(commandsChecked) commands and \(optionsChecked) options checked")
         #expect(missing.isEmpty, "not in the manual page: \(missing)")
     }
 

@@ -251,6 +251,7 @@ import Testing
         let rig = try ALSATestRig(input: Self.inputBytes)
         var environment = rig.environment
         environment["HARK_DEBUG_CAPTURE_FAULTS"] = "late@3000"
+        let launched = Date()
         let result = try RunningProcess(
             harkBinary, ["record", "-D", "filecap", "-d", "11", "--ring-seconds", "20", "--start-above", "-40",
                          "--split-on-silence", "1", "-o", rig.path("late.flac")],
@@ -268,6 +269,9 @@ import Testing
             let tag = try FLACTools.tags(path).first { $0.hasPrefix("HARK_FIRST_SAMPLE_TIME=") }
             let firstSample = try #require(tag.flatMap { fractional.date(from: String($0.dropFirst("HARK_FIRST_SAMPLE_TIME=".count))) },
                                            "\(path): \(String(describing: tag))")
+            // Both come from the same stamp, so they also agree if it were the open time: the first
+            // sample came 3 s after the first read at the earliest, less the device's buffer.
+            #expect(firstSample.timeIntervalSince(launched) >= 2, "\(path): first sample \(firstSample), hark launched \(launched)")
             // The log keeps whole seconds; the open time would be 2.5–3 s early.
             #expect(abs(logged.timeIntervalSince1970 - firstSample.timeIntervalSince1970.rounded(.down)) <= 1,
                     "\(path): logged \(logged), first sample \(firstSample)")

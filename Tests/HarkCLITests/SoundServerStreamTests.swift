@@ -27,18 +27,23 @@ import Testing
         let (rig, feeder, recording, output) = try Self.startRecording(inputSeconds: 30, ["-D", "studiopipe", "-d", "15"],
                                                                        into: "sleepy.flac", audioWithin: 1)
         defer { feeder.stop() }
-        let (runs, sleeps, seconds) = WakeUpTests.activity(of: recording.pid, over: 4_000_000)
+        let (runs, sleeps, cpuSeconds, seconds) = WakeUpTests.activity(of: recording.pid, over: 4_000_000)
         recording.send(SIGINT)
         let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
         #expect(result.status == 0, "\(result.standardError)")
         let capture = try #require(runs["hark-capture"], "the capture thread is named: \(runs)")
         let wakeUps = try #require(sleeps["hark-capture"])
         print("SoundServerStreamTests: over \(String(format: "%.2f", seconds)) s the capture thread slept and woke \(wakeUps) times "
-              + "(8 periods a second), ran in \(capture) timeslices")
+              + "(8 periods a second), ran in \(capture) timeslices, \(String(format: "%.4f", cpuSeconds["hark-capture"] ?? 0)) s on the CPU")
         #expect(runs["threaded-ml"] == nil, "libpulse's threaded main loop runs in hark: \(runs)")
         // 125 ms periods. A wake-up is a voluntary sleep (a preemption on a loaded machine is not);
         // one more for the measurement's edges.
         #expect(wakeUps <= Int((seconds * 8).rounded(.up)) + 1, "capture thread: \(wakeUps) wake-ups in \(seconds) s")
+        // And it does sleep: a thread that polled would seldom sleep and would stay on the CPU
+        // (measured: 32 sleeps and 5 ms of CPU in 4 s; a poller takes a third of a core or more).
+        #expect(wakeUps >= Int(seconds * 4), "capture thread: \(wakeUps) sleeps in \(seconds) s; is it polling?")
+        let captureCPU = cpuSeconds["hark-capture"] ?? 0
+        #expect(captureCPU <= 0.05 * seconds * TestLoad.slowdown, "capture thread: \(captureCPU) s on the CPU in \(seconds) s")
         #expect(try FLACTools.test(output).status == 0)
     }
 

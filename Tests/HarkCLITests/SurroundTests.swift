@@ -25,8 +25,11 @@ import Testing
         return data
     }
 
-    /// The tone (of `tones`) strongest in channel `channel` of interleaved S16 `samples`.
-    static func dominantTone(_ samples: [Int16], channels: Int, channel: Int) -> SpeakerPosition {
+    /// The tone (of `tones`) in channel `channel` of interleaved S16 `samples`: the strongest, which
+    /// must be there (within 30 dB of the level written) and 10 dB above every other tone; a
+    /// silent or mixed channel throws (without this, a silent channel named whichever speaker the
+    /// dictionary's order put first).
+    static func dominantTone(_ samples: [Int16], channels: Int, channel: Int) throws -> SpeakerPosition {
         let frames = min(samples.count / channels, 24_000)
         let start = samples.count / channels - frames  // the end: past any codec start-up
         func power(_ frequency: Double) -> Double {
@@ -39,7 +42,13 @@ import Testing
             }
             return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
         }
-        return tones.max { power($0.value) < power($1.value) }!.key
+        let powers = tones.map { (speaker: $0.key, power: power($0.value)) }.sorted { $0.power > $1.power }
+        // A tone of amplitude 8000 over `frames` frames has about (8000 · frames / 2)² here.
+        let written = pow(8_000 * Double(frames) / 2, 2)
+        guard powers[0].power >= written / 1_000, powers[0].power >= 10 * powers[1].power else {
+            throw TestRigError("channel \(channel) carries no one tone: \(powers.prefix(2).map { "\($0.speaker.rawValue) \(10 * log10(max($0.power, 1) / written)) dB" })")
+        }
+        return powers[0].speaker
     }
 
     /// A WAV file's interleaved S16 samples and channel count, read by hand (any chunks before
@@ -69,7 +78,7 @@ import Testing
         try #require(opusdec.status == 0, "opusdec: \(opusdec.standardError)")
         let (samples, channels) = try Self.wavSamples(decoded)
         #expect(channels == 6)
-        let heard = (0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) }
+        let heard = try (0..<channels).map { try Self.dominantTone(samples, channels: channels, channel: $0) }
         #expect(heard == Self.waveOrder, "channel by channel: \(heard.map(\.rawValue))")
         let info = try runTool("opusinfo", [output])
         #expect(String(decoding: info.standardOutput, as: UTF8.self).contains("Channels: 6"))
@@ -105,7 +114,7 @@ import Testing
             try #require(decoded.status == 0, "flac -d: \(decoded.standardError)")
         }
         let (samples, channels) = try Self.wavSamples(wav)
-        let heard = (0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) }
+        let heard = try (0..<channels).map { try Self.dominantTone(samples, channels: channels, channel: $0) }
         #expect(heard == Self.waveOrder, "channel by channel: \(heard.map(\.rawValue))")
     }
 
@@ -137,7 +146,7 @@ import Testing
             #expect(try Self.probedLayout(rig.path(file)).contains("channels (FC+LFE)"), "\(file)")
         }
         let (samples, channels) = try Self.wavSamples(rig.path("pair.wav"))
-        #expect((0..<channels).map { Self.dominantTone(samples, channels: channels, channel: $0) } == pair)
+        #expect(try (0..<channels).map { try Self.dominantTone(samples, channels: channels, channel: $0) } == pair)
 
         let right = try runHark(["record", "-D", "filecap", "-c", "1", "--channel-map", "FR", "-d", "0.5",
                                  "-o", rig.path("right.flac"), "-o", rig.path("right.wav")], rig: rig)
@@ -156,7 +165,7 @@ import Testing
         let plain = [UInt8](try Data(contentsOf: URL(fileURLWithPath: stereoRig.path("lr.wav"))).prefix(60))
         #expect(WAVLayout.uint32(plain, at: 52) == 16 && WAVLayout.uint32(plain, at: 56) & 0xFFFF == 1, "a 16-byte WAVE_FORMAT_PCM fmt")
         let (lr, lrChannels) = try Self.wavSamples(stereoRig.path("lr.wav"))
-        #expect((0..<lrChannels).map { Self.dominantTone(lr, channels: lrChannels, channel: $0) } == [.frontLeft, .frontRight])
+        #expect(try (0..<lrChannels).map { try Self.dominantTone(lr, channels: lrChannels, channel: $0) } == [.frontLeft, .frontRight])
 
         // Opus's one and two channels mean mono and left-right stereo: a named layout that is
         // neither is refused, not silently dropped (the file was plain stereo or mono).

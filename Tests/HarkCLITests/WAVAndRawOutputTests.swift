@@ -151,11 +151,15 @@ import Testing
         let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
         let bytesPerSecond = 48_000 * 4
         let deadline = Date().addingTimeInterval(30)
+        let killedPast = 100 + Int(2.6 * Double(bytesPerSecond))
         var size = 0
-        while size < 100 + Int(2.6 * Double(bytesPerSecond)), Date() < deadline {
+        while size < killedPast, Date() < deadline {
             usleep(20_000)
             size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         }
+        // Killed with 2.6 s of audio written, so the header must declare at least 1.6 s (a header
+        // never rewritten would declare nothing, and an empty file would match an empty input).
+        try #require(size >= killedPast, "hark wrote \(size) bytes in 30 s")
         recording.send(SIGKILL)
         _ = recording.wait(timeout: 10)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))

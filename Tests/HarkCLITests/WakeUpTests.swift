@@ -38,6 +38,20 @@ import Testing
         return (rig, recording, output)
     }
 
+    /// Nanoseconds each thread of `pid` has run so far (schedstat's first field), by thread name.
+    static func cpuNanoseconds(_ pid: pid_t) -> [String: Int] {
+        var result: [String: Int] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                  let nanoseconds = stat.split(separator: " ").first.flatMap({ Int($0) })
+            else { continue }
+            result[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += nanoseconds
+        }
+        return result
+    }
+
     /// Each thread's voluntary context switches so far (the times it went to sleep: its wake-ups,
     /// whatever else ran meanwhile) and involuntary ones (preempted while it ran), by thread name.
     static func contextSwitches(_ pid: pid_t) -> [String: (voluntary: Int, involuntary: Int)] {
@@ -73,21 +87,26 @@ import Testing
     /// reading and stops after the last, so a test preempted between them does not count more
     /// wake-ups than its seconds allow. For upper bounds; a lower bound wants `timeslices(of:over:)`.
     static func activity(of pid: pid_t, over microseconds: useconds_t)
-        -> (runs: [String: Int], sleeps: [String: Int], seconds: Double) {
+        -> (runs: [String: Int], sleeps: [String: Int], cpuSeconds: [String: Double], seconds: Double) {
         let start = Date()
         let switchesBefore = contextSwitches(pid)
+        let cpuBefore = cpuNanoseconds(pid)
         let (runs, _) = timeslices(of: pid, over: microseconds)
+        let cpuAfter = cpuNanoseconds(pid)
         let switchesAfter = contextSwitches(pid)
         let sleeps = Dictionary(uniqueKeysWithValues: switchesAfter.map { name, after in
             (name, after.voluntary - (switchesBefore[name]?.voluntary ?? 0))
         })
-        return (runs, sleeps, Date().timeIntervalSince(start))
+        let cpuSeconds = Dictionary(uniqueKeysWithValues: cpuAfter.map { name, after in
+            (name, Double(after - (cpuBefore[name] ?? 0)) / 1e9)
+        })
+        return (runs, sleeps, cpuSeconds, Date().timeIntervalSince(start))
     }
 
     @Test func aQuietRecordingSleepsUntilSomethingHappens() throws {
         // The default period is 125 ms.
         let (rig, recording, _) = try Self.startQuietRecording("sleepy.flac")
-        let (runs, sleeps, seconds) = Self.activity(of: recording.pid, over: 4_000_000)
+        let (runs, sleeps, cpuSeconds, seconds) = Self.activity(of: recording.pid, over: 4_000_000)
         recording.send(SIGINT)
         // The rig (its PulseAudio, its files) must outlive the recording.
         let result = withExtendedLifetime(rig) { recording.wait(timeout: TestLoad.seconds(30)) }
@@ -95,7 +114,9 @@ import Testing
         let session = runs["hark"] ?? 0
         let encoder = runs["hark-encode"] ?? 0
         let encoderSleeps = sleeps["hark-encode"] ?? 0
-        print("WakeUpTests: over \(String(format: "%.2f", seconds)) s the session thread ran \(session) times, the encoder thread \(encoder) (\(encoderSleeps) of them after a sleep)")
+        let (sessionCPU, encoderCPU, captureCPU) = (cpuSeconds["hark"] ?? 0, cpuSeconds["hark-encode"] ?? 0, cpuSeconds["hark-capture"] ?? 0)
+        print("WakeUpTests: over \(String(format: "%.2f", seconds)) s the session thread ran \(session) times, the encoder thread \(encoder) (\(encoderSleeps) of them after a sleep); "
+              + "on the CPU: session \(String(format: "%.4f", sessionCPU)) s, encoder \(String(format: "%.4f", encoderCPU)) s, capture \(String(format: "%.4f", captureCPU)) s")
         #expect(runs["hark-encode"] != nil && runs["hark-capture"] != nil, "the threads are named: \(runs)")
         // Nothing happened: at most one wake-up a second (the promise; here it is none).
         #expect(session <= Int(seconds.rounded(.up)), "session thread: \(session) timeslices in \(seconds) s")
@@ -103,6 +124,12 @@ import Testing
         // second (its voluntary switches: under the AddressSanitizer suite it was also preempted,
         // 19 timeslices in 4 s). One more a second at most; two-period batches slept four times.
         #expect(encoderSleeps <= Int(seconds * 3), "encoder thread: \(encoderSleeps) sleeps in \(seconds) s (half-second batches)")
+        // Few wake-ups could also be a thread that never sleeps: it would stay on the CPU (a third
+        // of a core or more under load). Measured in a debug build: session 0, encoder 15 ms,
+        // capture 4 ms in 4 s.
+        #expect(sessionCPU <= 0.01 * seconds * TestLoad.slowdown, "session thread: \(sessionCPU) s on the CPU in \(seconds) s")
+        #expect(encoderCPU <= 0.05 * seconds * TestLoad.slowdown, "encoder thread: \(encoderCPU) s on the CPU in \(seconds) s")
+        #expect(captureCPU <= 0.05 * seconds * TestLoad.slowdown, "capture thread: \(captureCPU) s on the CPU in \(seconds) s")
     }
 
     /// Where inotify cannot be used, the session looks at the permission files twice a second

@@ -4,12 +4,13 @@ import Testing
 /// The reference FLAC tools (`flac`, `metaflac`), used as independent decoders.
 enum FLACTools {
     /// Decodes `path` (a file, or FLAC bytes) to samples with `flac -d`; with `from`, only the
-    /// samples per channel in `from` (`--skip` and `--until`, which seek).
-    static func decode(_ path: String, bitsPerSample: Int, from range: Range<Int>? = nil) throws -> [Int32] {
+    /// samples per channel in `from` (`--skip` and `--until`, which seek). `throughErrors` decodes
+    /// past what is broken (`-F`), as for a file cut mid-frame by a kill.
+    static func decode(_ path: String, bitsPerSample: Int, from range: Range<Int>? = nil, throughErrors: Bool = false) throws -> [Int32] {
         let raw = path + ".decoded.raw"
         let seek = range.map { ["--skip=\($0.lowerBound)", "--until=\($0.upperBound)"] } ?? []
         let result = try runTool("flac", ["-d", "-f", "-s", "--force-raw-format", "--endian=little", "--sign=signed"]
-                                 + seek + ["-o", raw, path])
+                                 + (throughErrors ? ["-F"] : []) + seek + ["-o", raw, path])
         guard result.status == 0 else { throw TestRigError("flac -d failed: \(result.standardError)") }
         defer { try? FileManager.default.removeItem(atPath: raw) }
         return decodeRawSamples(try Data(contentsOf: URL(fileURLWithPath: raw)), bitsPerSample: bitsPerSample)

@@ -61,3 +61,25 @@ func expectInputOrSilence(_ decoded: [Int32], of signal: TestSignal, dropped: In
             "\(wrongFrames) frames neither the input's nor silence; \(silencedFrames) silenced for \(dropped) dropped",
             sourceLocation: sourceLocation)
 }
+
+/// Checks a recording whose dropped frames were left out (no `--pad-overruns`): every frame of
+/// `decoded` is one of `signal`'s, in the input's order, and at most `dropped` input frames were
+/// skipped before the last one decoded (the rest were dropped at the end). Matched greedily, the
+/// earliest input frame equal to each decoded one: any ordered subsequence of the input passes,
+/// and a frame the input does not have after the last match (stale or wrong audio) fails.
+func expectInputInOrder(_ decoded: [Int32], of signal: TestSignal, dropped: Int,
+                        sourceLocation: SourceLocation = #_sourceLocation) {
+    let channels = signal.format.channels
+    var next = 0  // the input frame the next decoded one is looked for from
+    for frame in 0..<decoded.count / channels {
+        let got = decoded[(frame * channels)..<((frame + 1) * channels)]
+        while next < signal.frames, !signal.samples[(next * channels)..<((next + 1) * channels)].elementsEqual(got) { next += 1 }
+        guard next < signal.frames else {
+            Issue.record("decoded frame \(frame) is not the input's after the frames before it", sourceLocation: sourceLocation)
+            return
+        }
+        next += 1
+    }
+    let skipped = next - decoded.count / channels
+    #expect(skipped <= dropped, "\(skipped) input frames skipped for \(dropped) dropped", sourceLocation: sourceLocation)
+}
