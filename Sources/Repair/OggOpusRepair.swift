@@ -1,14 +1,16 @@
 import Encoding
 
 /// Repairs an Ogg Opus file from any writer: cuts it after its last whole packet, drops damaged
-/// pages and the packets they cost, and ends the stream with the end-of-stream flag on a page
-/// whose granule position counts exactly the samples kept.
+/// pages and the packets they cost, puts silence in their place where the pages' granules say
+/// how long they lasted (`OggOpusGap`), and ends the stream with the end-of-stream flag on a
+/// page whose granule position counts exactly the samples kept.
 ///
 /// A stream damaged only at its end (a killed recorder, a full disk) keeps every byte up to its
 /// last intact page, whose flags, segment table and CRC are rewritten. A stream damaged in the
-/// middle has its audio packets laid out on new pages (at most one second or 255 segments each),
-/// numbered in order with granule positions that count the packets kept, because the old ones
-/// would count samples that are gone. The header pages are kept as they are either way.
+/// middle has its audio packets, and the silent ones, laid out on new pages (at most one second
+/// or 255 segments each), numbered in order with granule positions that count them: the same as
+/// before where every loss became silence, and fewer where one could not be measured and its
+/// packets were only dropped. The header pages are kept as they are either way.
 enum OggOpusRepair {
     /// Samples at most on a rebuilt page: one second, which keeps seeking as fine as opusenc's.
     static let samplesPerRebuiltPage = 48_000
@@ -29,7 +31,18 @@ enum OggOpusRepair {
         }
         let lastPageIndex = audio.last!.pageIndex
         let lastPage = stream.pages[lastPageIndex]
-        let totalSamples = audio.reduce(0) { $0 + $1.samples }
+        // What each damaged place lost, by the first packet kept after it (nil: the timeline
+        // cannot say, and the packets there are only dropped).
+        let lost = Dictionary(stream.damage.map { ($0.beforePacket, OggOpusGap.lostSamples(at: $0, in: stream)) }) { first, _ in first }
+        // The audio packets kept, with silence where the timeline says audio was lost.
+        var laidOut: [RebuiltPacket] = []
+        for (offset, packet) in audio.enumerated() {
+            if let samples = lost[stream.firstAudioPacket + offset] ?? nil {
+                laidOut += OggOpusGap.silentPackets(lasting: samples, for: stream).map { RebuiltPacket.silent($0.bytes, samples: $0.samples) }
+            }
+            laidOut.append(.kept(packet))
+        }
+        let totalSamples = laidOut.reduce(0) { $0 + $1.samples }
         // The first audio page's granule, less its packets, is where the stream's count starts
         // (0 for a recording; more for a stream cut from a longer one).
         let firstPage = stream.pages[audio[0].pageIndex]
@@ -38,9 +51,16 @@ enum OggOpusRepair {
 
         for damage in stream.damage.prefix(3) {
             let keptBefore = audio.prefix(max(0, damage.beforePacket - stream.firstAudioPacket))
-            let at = Double(keptBefore.reduce(base) { $0 + $1.samples } - stream.preSkip) / 48_000
+            let filledBefore = lost.filter { $0.key < damage.beforePacket }.reduce(0) { $0 + ($1.value ?? 0) }
+            let at = Double(keptBefore.reduce(base + filledBefore) { $0 + $1.samples } - stream.preSkip) / 48_000
             let what = damage.bytes.isEmpty ? "pages missing" : "\(damage.bytes.count) damaged bytes"
-            problems.append("\(what) at \(durationText(max(0, at))), the packets there dropped")
+            if let samples = lost[damage.beforePacket] ?? nil {
+                // As a FLAC repair says it: "85 ms lost at 5.547 s (9072 damaged bytes), made silence".
+                problems.append(samples == 0 ? "\(what) at \(durationText(max(0, at))), no audio lost"
+                                : "\(formatted(Double(samples) / 48, decimals: 0)) ms lost at \(durationText(max(0, at))) (\(what)), made silence")
+            } else {
+                problems.append("\(what) at \(durationText(max(0, at))), the packets there dropped")
+            }
         }
         if stream.damage.count > 3 { problems.append("and \(stream.damage.count - 3) more damaged places") }
         let pagesAfterLastPacket = stream.pages.count - 1 - lastPageIndex
@@ -55,9 +75,12 @@ enum OggOpusRepair {
         if !stream.pages.last!.isEndOfStream || pagesAfterLastPacket > 0 { problems.append("no end-of-stream page") }
 
         // End trimming an intact end-of-stream page carried: its granule short of its packets' end.
-        let untrimmedEnd = base + audio.prefix { $0.pageIndex <= lastPageIndex }.reduce(0) { $0 + $1.samples }
-        let endTrim = stream.damage.isEmpty ? (lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0)
-                                            : endTrimAfterDamage(stream, lastPageIndex: lastPageIndex)
+        // Counted against every packet laid out when the timeline is whole (no damage, or every
+        // loss made silence); else from the last two pages alone.
+        let timelineWhole = lost.values.allSatisfy { $0 != nil }
+        let untrimmedEnd = base + totalSamples
+        let endTrim = timelineWhole ? (lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0)
+                                    : endTrimAfterDamage(stream, lastPageIndex: lastPageIndex)
         let finalGranule = base + totalSamples - endTrim
         let seconds = Double(max(0, finalGranule - base - stream.preSkip)) / 48_000
         guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
@@ -66,7 +89,7 @@ enum OggOpusRepair {
         if stream.damage.isEmpty && !stream.tagsLost {
             plan = endAt(lastPage, of: stream, finalGranule: Int64(finalGranule), in: bytes)
         } else {
-            plan = rebuilt(audio, of: stream, base: base, finalGranule: Int64(finalGranule), in: bytes)
+            plan = rebuilt(laidOut, of: stream, base: base, finalGranule: Int64(finalGranule), in: bytes)
         }
         return RepairAnalysis(container: .oggOpus, problems: problems, seconds: seconds, verdict: .repairable(plan))
     }
@@ -103,7 +126,7 @@ enum OggOpusRepair {
     /// kept audio packet on new pages.
     /// The last page's granule is `finalGranule`: the end trimming an intact end-of-stream page
     /// carried stays (a stream with no damage in its audio, only in its tags).
-    private static func rebuilt(_ audio: [OggOpusStream.Packet], of stream: OggOpusStream, base: Int, finalGranule: Int64,
+    private static func rebuilt(_ audio: [RebuiltPacket], of stream: OggOpusStream, base: Int, finalGranule: Int64,
                                 in bytes: UnsafeRawBufferPointer) -> RepairPlan {
         let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
         var segments: [RepairPlan.Segment] = [.original(0..<stream.headerEnd)]
@@ -127,7 +150,10 @@ enum OggOpusRepair {
             }
             // A packet of more than 255 × 255 bytes would need to span pages; Opus packets are far smaller.
             lacing += packetLacing
-            body += stream.bytes(of: packet, in: bytes)
+            switch packet {
+            case .kept(let kept): body += stream.bytes(of: kept, in: bytes)
+            case .silent(let silence, _): body += silence
+            }
             pageSamples += packet.samples
             granule += Int64(packet.samples)
             if index == audio.count - 1 {
@@ -137,6 +163,26 @@ enum OggOpusRepair {
             }
         }
         return RepairPlan(segments: segments)
+    }
+
+    /// A packet of a rebuilt stream: one kept from the file, or silence where audio was lost.
+    enum RebuiltPacket {
+        case kept(OggOpusStream.Packet)
+        case silent([UInt8], samples: Int)
+
+        var samples: Int {
+            switch self {
+            case .kept(let packet): packet.samples
+            case .silent(_, let samples): samples
+            }
+        }
+
+        var length: Int {
+            switch self {
+            case .kept(let packet): packet.length
+            case .silent(let bytes, _): bytes.count
+            }
+        }
     }
 
     /// An OpusTags packet with no comments (RFC 7845 §5.2), its vendor string naming the repair.

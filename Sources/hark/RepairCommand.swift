@@ -27,8 +27,9 @@ struct RepairCommand: ParsableCommand {
 
             FLAC: keeps every frame whose CRC checks, silences damaged ones (the timeline holds), \
             cuts a torn tail, sets total samples, frame sizes, MD5 and seek points. Ogg Opus: cuts \
-            after the last whole packet, drops damaged pages, ends the stream with the end-of-stream \
-            flag and its granule position. WAV: sets the sizes, cuts a torn frame, makes a file past \
+            after the last whole packet, drops damaged pages and puts silence of their length in \
+            their place (the timeline holds), ends the stream with the end-of-stream flag and its \
+            granule position. WAV: sets the sizes, cuts a torn frame, makes a file past \
             4 GiB RF64.
 
             Exit codes: 0 nothing to do; 1 repaired; 2 damaged and repairable (dry run); 65 cannot \

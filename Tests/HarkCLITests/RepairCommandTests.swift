@@ -129,11 +129,14 @@ import Testing
         #expect(decoded[first...last].allSatisfy { $0 == 0 }, "what differs is silence")
     }
 
-    @Test func aFlippedBitInAnOggPageDropsThatPageAndSaysWhere() throws {
+    /// A bit flipped in the middle of opusenc's file: the page's packets are gone, and silence of
+    /// their length takes their place (their length from the pages' granules), so the stream keeps
+    /// its length and the audio after it its time; the audio before it decodes as it did.
+    @Test func aFlippedBitInAnOggPageMakesThatPageSilenceAndSaysWhere() throws {
         let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let opus = try Self.peerFiles(rig, seconds: 8)[1].path
-        let before = try OpusTools.decode(opus).samples.count
+        let decodedBefore = try OpusTools.decode(opus, dithered: false).samples
         let original = try RepairTools.bytes(opus)
         let size = original.count
         // The packets the damaged page holds any part of (opusenc's are 20 ms, 960 frames each):
@@ -152,13 +155,31 @@ import Testing
         try RepairTools.flipBit(opus, at: size / 2)
         let result = try RepairTools.repair(["--write", opus], rig: rig)
         #expect(result.status == 1, "\(result.standardError)")
-        #expect(result.standardError.contains("damaged bytes at") && result.standardError.contains("dropped"), "\(result.standardError)")
+        let lostMilliseconds = touched.count * 20
+        #expect(result.standardError.contains("\(lostMilliseconds) ms lost at ") && result.standardError.contains(" damaged bytes), made silence"),
+                "\(result.standardError)")
         let info = try OpusTools.info(opus)
         #expect(info.isClean, "\(info.text)")
-        let after = try OpusTools.decode(opus).samples.count
-        // Exactly those packets are gone, and the end trimming stays (the encoder's padding at the
-        // end is not decoded: it was, 648 frames, until 2026-11-28).
-        #expect(before - after == touched.count * 960 * 2, "\(touched.count) packets on the damaged page; \(after) of \(before) samples left")
+        let decodedAfter = try OpusTools.decode(opus, dithered: false).samples
+        // As long as before, end trimming included (until 2026-11-28 the packets were dropped, the
+        // stream was shorter by them, and the encoder's padding at its end was decoded).
+        try #require(decodedAfter.count == decodedBefore.count, "\(decodedAfter.count) samples after, \(decodedBefore.count) before")
+        // Where the lost packets began, in decoded samples (the pre-skip is not decoded).
+        let preSkip = Int(pages[0].body[10]) | Int(pages[0].body[11]) << 8
+        let firstLost = touched.first!, lastLost = touched.last!
+        let lostFrom = (Int(pages[packets[firstLost - 1].page].granulePosition) - preSkip) * 2
+        let lostTo = lostFrom + touched.count * 960 * 2
+        #expect(decodedAfter[..<lostFrom] == decodedBefore[..<lostFrom], "the audio before the damage decodes as before")
+        // Silence, once the first silent packet has faded out the audio before it (20 ms).
+        let silence = decodedAfter[(lostFrom + 1_920)..<lostTo]
+        #expect(silence.allSatisfy { $0 == 0 }, "largest sample in the silence: \(silence.map { abs(Int($0)) }.max() ?? 0)")
+        // The audio after it is where it was: once the decoder has settled (100 ms), it follows the
+        // original decode closely (the decoder's state differs after the silence, not the audio).
+        let settled = (lostTo + 9_600)..<min(decodedAfter.count, lostTo + 9_600 + 96_000)
+        let error = settled.reduce(0.0) { $0 + pow(Double(decodedAfter[$1]) - Double(decodedBefore[$1]), 2) }
+        let power = settled.reduce(0.0) { $0 + pow(Double(decodedBefore[$1]), 2) }
+        print("RepairCommandTests: packets \(firstLost)–\(lastLost) lost; after them, error \(10 * log10(error / power)) dB below the signal")
+        #expect(error < power / 100, "the audio after the damage is not where it was: error \(10 * log10(error / power)) dB")
     }
 
     @Test func aFileStillBeingRecordedIsRefused() throws {

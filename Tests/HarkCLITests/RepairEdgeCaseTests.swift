@@ -42,6 +42,38 @@ import Testing
     /// A repair that copies (`--keep`) writes its copy with no name until it is checked, so one
     /// killed meanwhile (SIGKILL, a power cut) leaves nothing beside the original. It left a hidden
     /// copy as large as the file, which no later repair removed or named.
+    /// Damage inside a 5.1 Opus recording of 10 ms frames (RFC 7845 family 1: four elementary
+    /// streams, two coupled): the silence in its place is a packet every stream decodes (libopus
+    /// checks each when the repair is verified, opusdec here), as long as the packets lost, zeros
+    /// in every channel once the audio before it has faded, and each speaker's tone is in its
+    /// channel after it, at its time: the file is as long as before.
+    @Test func damageInASurroundOpusFileBecomesSilenceInEveryChannel() throws {
+        let rig = try ALSATestRig(input: SurroundTests.input(SurroundTests.deviceOrder, seconds: 5))
+        let opus = rig.path("surround.opus")
+        let map = SurroundTests.deviceOrder.map(\.rawValue).joined(separator: ",")
+        let recorded = try runHark(["record", "-D", "filecap", "-c", "6", "--channel-map", map, "--frame-size", "10", "-d", "4", "-o", opus], rig: rig)
+        try #require(recorded.status == 0, "\(recorded.standardError)")
+        let before = try OpusTools.decode(opus, dithered: false)
+        try RepairTools.flipBit(opus, at: try RepairTools.bytes(opus).count / 2)
+        let result = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        let said = try #require(result.standardError.firstMatch(of: /(\d+) ms lost at [0-9.]+ s \(\d+ damaged bytes\), made silence/),
+                                "\(result.standardError)")
+        let lostFrames = Int(said.1)! * 48
+        #expect(lostFrames > 0 && lostFrames % 480 == 0, "whole 10 ms packets: \(said.0)")
+        let after = try OpusTools.decode(opus, dithered: false)
+        let channels = after.channels
+        try #require(channels == 6 && after.samples.count == before.samples.count, "\(after.samples.count) samples after, \(before.samples.count) before")
+        // The silence begins where the decodes part (the audio before it decodes as it did).
+        let firstDifferent = try #require(after.samples.indices.first { after.samples[$0] != before.samples[$0] }) / channels
+        let silence = after.samples[((firstDifferent + 960) * channels)..<((firstDifferent + lostFrames) * channels)]
+        #expect(silence.allSatisfy { $0 == 0 }, "largest sample in the silence: \(silence.map { abs(Int($0)) }.max() ?? 0)")
+        // After it (and 100 ms for the decoder to settle), every speaker is in its channel.
+        let resumed = (firstDifferent + lostFrames + 4_800) * channels
+        let tail = Array(after.samples[resumed..<min(after.samples.count, resumed + 24_000 * channels)])
+        #expect(try (0..<channels).map { try SurroundTests.dominantTone(tail, channels: channels, channel: $0) } == SurroundTests.waveOrder)
+    }
+
     @Test func aCopyingRepairKilledHalfwayLeavesNothingBehind() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
         let folder = rig.path("archive")

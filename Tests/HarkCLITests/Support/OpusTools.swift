@@ -26,10 +26,12 @@ enum OpusTools {
         return (vendor, comments)
     }
 
-    /// Decodes with `opusdec` at 48 kHz into interleaved 16-bit samples and the channel count.
-    static func decode(_ path: String) throws -> (samples: [Int16], channels: Int) {
+    /// Decodes with `opusdec` at 48 kHz into interleaved 16-bit samples and the channel count;
+    /// `dithered: false` leaves out opusdec's dither (a few LSB of shaped noise), so silence
+    /// decodes as zeros.
+    static func decode(_ path: String, dithered: Bool = true) throws -> (samples: [Int16], channels: Int) {
         let wav = path + ".decoded.wav"
-        let result = try runTool("opusdec", ["--quiet", "--rate", "48000", "--force-wav", path, wav])
+        let result = try runTool("opusdec", ["--quiet", "--rate", "48000", "--force-wav"] + (dithered ? [] : ["--no-dither"]) + [path, wav])
         guard result.status == 0 else { throw TestRigError("opusdec failed: \(result.standardError)") }
         defer { try? FileManager.default.removeItem(atPath: wav) }
         return try WAVFile.read16Bit(Data(contentsOf: URL(fileURLWithPath: wav)))
