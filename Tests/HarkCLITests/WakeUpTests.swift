@@ -9,15 +9,22 @@ import Testing
 /// put on a CPU), over a few seconds in the middle of the recording.
 @Suite struct WakeUpTests {
     /// Timeslices so far of each thread of `pid`, by thread name ("hark" is the main thread).
-    static func timeslices(_ pid: pid_t) -> [String: Int] {
+    static func timeslices(_ pid: pid_t) -> [String: Int] { schedstat(pid, field: 2) }
+
+    /// Nanoseconds each thread of `pid` has run so far, by thread name.
+    static func cpuNanoseconds(_ pid: pid_t) -> [String: Int] { schedstat(pid, field: 0) }
+
+    /// One field of each thread's /proc/PID/task/TID/schedstat (0: nanoseconds on a CPU, 1:
+    /// nanoseconds waiting for one, 2: timeslices), summed by thread name.
+    private static func schedstat(_ pid: pid_t, field: Int) -> [String: Int] {
         var result: [String: Int] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
                   let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
-                  let slices = stat.split(separator: " ").dropFirst(2).first.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+                  let value = stat.split(separator: " ").dropFirst(field).first.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
             else { continue }
-            result[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += slices
+            result[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += value
         }
         return result
     }
@@ -36,20 +43,6 @@ import Testing
         let recording = try startHark(["record", "-D", "pacedcap", "-d", "15", "-o", output], rig: rig)
         try OutputGrowth.waitForFLACAudio(output, seconds: 1)
         return (rig, recording, output)
-    }
-
-    /// Nanoseconds each thread of `pid` has run so far (schedstat's first field), by thread name.
-    static func cpuNanoseconds(_ pid: pid_t) -> [String: Int] {
-        var result: [String: Int] = [:]
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        for task in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
-                  let nanoseconds = stat.split(separator: " ").first.flatMap({ Int($0) })
-            else { continue }
-            result[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += nanoseconds
-        }
-        return result
     }
 
     /// Each thread's voluntary context switches so far (the times it went to sleep: its wake-ups,
