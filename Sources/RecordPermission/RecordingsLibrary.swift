@@ -125,9 +125,8 @@ public struct LibraryName: Sendable, Equatable {
 
     /// Removes the folders made for this name, innermost first, as long as they are empty: for a
     /// recording that never started (the microphone refused at its prompt, a device that would
-    /// not open) or that got no audio, so nothing of it is left behind. `rmdir` removes only an
-    /// empty folder, so the recording's own files and anything put there meanwhile (another
-    /// recording's file) stay, and its parents with them.
+    /// not open), so nothing of it is left behind. `rmdir` removes only an empty folder, so
+    /// anything put there meanwhile (another recording's file) stays, and its parents with it.
     /// (Another hark that has made its file in the new folder without a name yet, O_TMPFILE,
     /// holds nothing rmdir can see: its commit then fails with "the directory does not exist", a
     /// window the length of a consent prompt answered No beside a Yes, left as it is.)

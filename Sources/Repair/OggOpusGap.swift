@@ -10,12 +10,14 @@
 enum OggOpusGap {
     /// The samples lost at `damage` (48 kHz), or nil when the timeline cannot say: the damage is
     /// before the first audio packet or after the last, a page around it has no granule, the
-    /// span is negative or longer than an hour (granules not to be trusted), or it is no whole
-    /// number of the shortest Opus frame (2.5 ms). 0 when nothing was lost there (stray bytes
-    /// between whole pages).
+    /// packet after it ends on the end-of-stream page (whose granule is short of its packets by
+    /// the end trimming, which nothing here tells), the span is negative or longer than an hour
+    /// (granules not to be trusted), or it is no whole number of the shortest Opus frame
+    /// (2.5 ms). 0 when nothing was lost there (stray bytes between whole pages).
     static func lostSamples(at damage: OggOpusStream.Damage, in stream: OggOpusStream) -> Int? {
         let after = damage.beforePacket
         guard after > stream.firstAudioPacket, after < stream.packets.count,
+              !stream.pages[stream.packets[after].pageIndex].isEndOfStream,
               let endBefore = endPosition(ofPacket: after - 1, in: stream),
               let endAfter = endPosition(ofPacket: after, in: stream)
         else { return nil }

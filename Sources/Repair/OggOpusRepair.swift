@@ -79,8 +79,11 @@ enum OggOpusRepair {
         // loss made silence); else from the last two pages alone.
         let timelineWhole = lost.values.allSatisfy { $0 != nil }
         let untrimmedEnd = base + totalSamples
-        let endTrim = timelineWhole ? (lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0)
-                                    : endTrimAfterDamage(stream, lastPageIndex: lastPageIndex)
+        let endTrimRead = timelineWhole ? (lastPage.isEndOfStream && lastPage.granule >= 0 ? max(0, untrimmedEnd - Int(lastPage.granule)) : 0)
+                                        : endTrimAfterDamage(stream, lastPageIndex: lastPageIndex)
+        // Rebuilt pages end on the last packet: a trim longer than it (granules a writer got
+        // wrong) would put the last page's granule before the page before it.
+        let endTrim = stream.damage.isEmpty ? endTrimRead : min(endTrimRead, laidOut.last!.samples)
         let finalGranule = base + totalSamples - endTrim
         let seconds = Double(max(0, finalGranule - base - stream.preSkip)) / 48_000
         guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
@@ -105,7 +108,10 @@ enum OggOpusRepair {
         let lastPage = stream.pages[lastPageIndex]
         guard lastPage.isEndOfStream, lastPage.granule >= 0, lastPageIndex > 0 else { return 0 }
         let before = stream.pages[lastPageIndex - 1]
-        guard before.sequence &+ 1 == lastPage.sequence, before.granule >= 0 else { return 0 }
+        // Stray bytes between them cost a packet continued onto the last page, which its granule counts.
+        guard before.sequence &+ 1 == lastPage.sequence, before.granule >= 0,
+              !stream.damage.contains(where: { $0.bytes.upperBound == lastPage.offset })
+        else { return 0 }
         let endingOnLastPage = stream.packets.filter { $0.pageIndex == lastPageIndex }.reduce(0) { $0 + $1.samples }
         return max(0, Int(before.granule) + endingOnLastPage - Int(lastPage.granule))
     }

@@ -290,8 +290,10 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     /// ESTRPIPE when the server suspended the source (`pactl suspend-source`, a sink suspended
     /// under its monitor, a device gone to sleep), which sends nothing until resumed; else
     /// ETIMEDOUT. libpulse keeps the state from the server's messages, which every turn of the
-    /// main loop takes in: no exchange with the server. The corresponding C function is
-    /// `pa_stream_is_suspended`.
+    /// main loop takes in: no exchange with the server. PulseAudio sends them to every stream;
+    /// pipewire-pulse only to streams made with PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND, which hark's
+    /// is not (its source must not be suspended for being idle), so there the answer is
+    /// ETIMEDOUT. The corresponding C function is `pa_stream_is_suspended`.
     public func reasonForNoAudio() -> Int32 {
         library.streamIsSuspended(stream) == 1 ? ESTRPIPE : ETIMEDOUT
     }

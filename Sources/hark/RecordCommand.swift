@@ -167,10 +167,10 @@ struct RecordCommand: ParsableCommand {
         }
         let savesToLibrary = requests.contains { $0.path == nil }
         var outputs: [OutputConfiguration] = []
-        // Library folders made for this recording are removed again when it leaves nothing in
-        // them: it never started, or no audio came (a file is named with its first audio).
+        // Library folders made for this recording are removed again if it never starts.
         var libraryNames: [LibraryName] = []
-        defer { libraryNames.forEach { $0.withdraw() } }
+        var started = false
+        defer { if !started { libraryNames.forEach { $0.withdraw() } } }
         for output in requests {
             let destination: OutputDestination
             switch output.path {
@@ -217,6 +217,7 @@ struct RecordCommand: ParsableCommand {
                                                savedToLibrary: savesToLibrary)
             session.whenSegmentEnds { segment in segmentEntry.append(segment) }
             scheduling = try session.start().description
+            started = true
         } catch {
             throw CommandFailure(message: error.description, exitCode: error.exitCode)
         }

@@ -139,19 +139,9 @@ import Testing
         let decodedBefore = try OpusTools.decode(opus, dithered: false).samples
         let original = try RepairTools.bytes(opus)
         let size = original.count
-        // The packets the damaged page holds any part of (opusenc's are 20 ms, 960 frames each):
-        // those ending on it, and one it starts that ends on a later page.
         let pages = OggPage.pages(of: original)
-        var pageEnd = 0
-        let damagedPage = try #require(pages.indices.first { index in
-            pageEnd += 27 + pages[index].lacingValues.count + pages[index].body.count
-            return size / 2 < pageEnd
-        })
         let packets = OggPage.packets(of: pages)
-        let touched = packets.indices.filter { index in
-            packets[index].page == damagedPage
-                || (index > 0 && packets[index - 1].page == damagedPage && packets[index].page > damagedPage && pages[damagedPage + 1].isContinuation)
-        }
+        let touched = try Self.packetsTouched(atByte: size / 2, of: pages)
         try RepairTools.flipBit(opus, at: size / 2)
         let result = try RepairTools.repair(["--write", opus], rig: rig)
         #expect(result.status == 1, "\(result.standardError)")
@@ -180,6 +170,44 @@ import Testing
         let power = settled.reduce(0.0) { $0 + pow(Double(decodedBefore[$1]), 2) }
         print("RepairCommandTests: packets \(firstLost)–\(lastLost) lost; after them, error \(10 * log10(error / power)) dB below the signal")
         #expect(error < power / 100, "the audio after the damage is not where it was: error \(10 * log10(error / power)) dB")
+    }
+
+    /// The packets (indices into `OggPage.packets(of: pages)`) that the page holding byte `offset`
+    /// holds any part of: those ending on it, and one it starts that ends on a later page.
+    static func packetsTouched(atByte offset: Int, of pages: [OggPage]) throws -> [Int] {
+        var pageEnd = 0
+        let damagedPage = try #require(pages.indices.first { index in
+            pageEnd += 27 + pages[index].lacingValues.count + pages[index].body.count
+            return offset < pageEnd
+        })
+        let packets = OggPage.packets(of: pages)
+        return packets.indices.filter { index in
+            packets[index].page == damagedPage
+                || (index > 0 && packets[index - 1].page == damagedPage && packets[index].page > damagedPage && pages[damagedPage + 1].isContinuation)
+        }
+    }
+
+    /// Damage in the first audio page: nothing before it says where the audio began, so its
+    /// packets are only dropped (said so), and exactly they are missing from the decode; the end
+    /// trimming of the intact last page stays (it is read from the last two pages' granules).
+    @Test func aFlippedBitInTheFirstAudioPageDropsItsPackets() throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let opus = try Self.peerFiles(rig, seconds: 4)[1].path
+        let before = try OpusTools.decode(opus).samples.count
+        let original = try RepairTools.bytes(opus)
+        let pages = OggPage.pages(of: original)
+        // The first audio page (after OpusHead and OpusTags), somewhere in its body.
+        let firstAudioPage = 27 + pages[0].lacingValues.count + pages[0].body.count + 27 + pages[1].lacingValues.count + pages[1].body.count
+        let damaged = firstAudioPage + 27 + pages[2].lacingValues.count + pages[2].body.count / 2
+        let touched = try Self.packetsTouched(atByte: damaged, of: pages)
+        try RepairTools.flipBit(opus, at: damaged)
+        let result = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("damaged bytes at 0.000 s, the packets there dropped"), "\(result.standardError)")
+        #expect(try OpusTools.info(opus).isClean)
+        let after = try OpusTools.decode(opus).samples.count
+        #expect(before - after == touched.count * 960 * 2, "\(touched.count) packets on the damaged page; \(after) of \(before) samples left")
     }
 
     @Test func aFileStillBeingRecordedIsRefused() throws {

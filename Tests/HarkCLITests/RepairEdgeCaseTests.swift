@@ -39,9 +39,6 @@ import Testing
         #expect(try RepairTools.repair([opus], rig: rig).status == 0, "a repaired file needs nothing more")
     }
 
-    /// A repair that copies (`--keep`) writes its copy with no name until it is checked, so one
-    /// killed meanwhile (SIGKILL, a power cut) leaves nothing beside the original. It left a hidden
-    /// copy as large as the file, which no later repair removed or named.
     /// Damage inside a 5.1 Opus recording of 10 ms frames (RFC 7845 family 1: four elementary
     /// streams, two coupled): the silence in its place is a packet every stream decodes (libopus
     /// checks each when the repair is verified, opusdec here), as long as the packets lost, zeros
@@ -74,6 +71,9 @@ import Testing
         #expect(try (0..<channels).map { try SurroundTests.dominantTone(tail, channels: channels, channel: $0) } == SurroundTests.waveOrder)
     }
 
+    /// A repair that copies (`--keep`) writes its copy with no name until it is checked, so one
+    /// killed meanwhile (SIGKILL, a power cut) leaves nothing beside the original. It left a hidden
+    /// copy as large as the file, which no later repair removed or named.
     @Test func aCopyingRepairKilledHalfwayLeavesNothingBehind() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 121 * 48_000).alsaBytes)
         let folder = rig.path("archive")
