@@ -41,8 +41,19 @@ import Testing
             try FileManager.default.copyItem(atPath: output, toPath: before)
             // What the independent decoder makes of the killed file (FLAC: through a frame cut by
             // the kill). A WAV's is compared with the bytes on disk instead.
-            let decodedBefore = codec == "flac" ? try FLACTools.decode(before, bitsPerSample: 16, throughErrors: true)
-                : codec == "opus" ? try RepairTools.decode(before, codec: codec) : []
+            var decodedBefore: [Int32] = []
+            if codec == "flac" {
+                decodedBefore = try FLACTools.decode(before, bitsPerSample: 16, throughErrors: true)
+            } else if codec == "opus" {
+                do {
+                    decodedBefore = try RepairTools.decode(before, codec: codec)
+                } catch {
+                    // opusdec cannot open a stream killed before its header pages were whole and
+                    // an audio page followed; then there was no audio, and the repair keeps none.
+                    let pages = OggPage.pages(of: try Data(contentsOf: URL(fileURLWithPath: before)))
+                    #expect(pages.count <= 2, "run \(run): opusdec refused a file with \(pages.count) whole pages: \(error)")
+                }
+            }
             let result = try RepairTools.repair(["--write", output], rig: rig)
             let line = result.errorLines.joined(separator: "\n")
             print("RepairKillTests: \(codec) run \(run) (\(paced ? "paced" : "unpaced")): \(line)")
