@@ -154,7 +154,9 @@ public final class CaptureDevice: CaptureSource, @unchecked Sendable {
             snd_pcm_status_get_trigger_htstamp(status, &trigger)
             let nanoseconds = (Int(now.tv_sec) - Int(trigger.tv_sec)) * 1_000_000_000
                 + (Int(now.tv_nsec) - Int(trigger.tv_nsec))
-            lost = max(0, nanoseconds) * negotiated.format.sampleRate / 1_000_000_000
+            // In microseconds first: nanoseconds times the rate passes Int.max after 13 hours at
+            // 192 kHz (a device left overrun that long: hark stopped with Ctrl-Z overnight).
+            lost = max(0, nanoseconds) / 1000 * negotiated.format.sampleRate / 1_000_000
         }
         guard snd_pcm_prepare(pcm) >= 0 else { return nil }
         _ = snd_pcm_start(pcm)

@@ -13,8 +13,8 @@ import Synchronization
 /// and copies it into the other rings, a `memcpy` of a few kilobytes that allocates nothing and
 /// takes no lock.
 ///
-/// Threads: the capture thread writes the ring, the schedule and `framesDropped`, and reads
-/// `isClosed`; the output's encoder thread reads the ring and the schedule, and closes the lane.
+/// Threads: the capture thread writes the ring, the schedules and `framesDropped`, and reads
+/// `isClosed`; the output's encoder thread reads the ring and the schedules, and closes the lane.
 public final class CaptureLane: @unchecked Sendable {
     public let ring: FrameRingBuffer
     /// Posted once a commit leaves `wakeFrames` or more in the ring, when silence is scheduled,
@@ -26,6 +26,9 @@ public final class CaptureLane: @unchecked Sendable {
     public let wakeFrames: Int
     /// Where lost time is scheduled as silence for this output (`--pad-overruns`); nil to leave it out.
     public let silence: SilenceSchedule?
+    /// Where the frames at which this output starts a new file on request (SIGUSR1) are
+    /// scheduled; nil for an output that is one stream.
+    public let splits: SplitSchedule?
     /// Frames this output missed because its ring was full. Written by the capture thread only,
     /// read by others as a snapshot (relaxed).
     public let framesDropped = Atomic<Int>(0)
@@ -51,11 +54,12 @@ public final class CaptureLane: @unchecked Sendable {
     private var stuckNanoseconds = 0
     private let closed = Atomic<Bool>(false)
 
-    public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1) {
+    public init(ring: FrameRingBuffer, padsLostTime: Bool, wakeFrames: Int = 1, splits: SplitSchedule? = nil) {
         precondition(wakeFrames >= 1 && wakeFrames <= ring.capacityFrames / 2, "the encoder must be woken before the ring is half full")
         self.ring = ring
         self.wakeFrames = wakeFrames
         silence = padsLostTime ? SilenceSchedule() : nil
+        self.splits = splits
     }
 
     /// Says the output has ended early (it failed, or reached `--max-size`): capture stops

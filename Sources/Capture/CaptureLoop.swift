@@ -113,6 +113,10 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         var latencyBaseline: Int?
         var baselineTriesLeft = 4
         var firstFrameTimed = false
+        // New files asked for (SIGUSR1) and taken so far, and the frame of the last one scheduled:
+        // requests taken at one frame are one split (no empty file between them).
+        var splitsTaken = monitor.splitsRequested
+        var lastSplitFrame = -1
         // At `now`, the moment the timeline's deficit was taken: the next frame to read is the
         // same one however late the answer comes (nothing is read meanwhile), so a thread that
         // was preempted, or a slow round trip, does not add to the latency.
@@ -150,6 +154,20 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         }
 
         while !monitor.isStopRequested {
+            // A new file asked for: at the count now, which every frame committed to any ring is
+            // at or before, scheduled in each splitting lane before another frame is committed
+            // (`SplitSchedule` says why the frame is chosen here and how it is ordered). A full
+            // schedule leaves that output without this split.
+            let splitsRequested = monitor.splitsRequested
+            if splitsRequested != splitsTaken {
+                splitsTaken = splitsRequested
+                if captured != lastSplitFrame {
+                    lastSplitFrame = captured
+                    for lane in lanes where !lane.isClosed {
+                        if lane.splits?.schedule(atFrame: captured) == true { lane.dataReady.signal() }
+                    }
+                }
+            }
             let wanted = frameLimit.map { min(periodFrames, $0 - captured) } ?? periodFrames
             if wanted <= 0 { return (.frameLimitReached, 0) }
 
@@ -200,16 +218,10 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 target.padDroppedFrames()  // it has room: the silence goes before the frames
                 var timed = false
                 (step, requested) = read(wanted, into: target) { count in
-                    // Before any lane sees these frames (`read` says why). The count first:
-                    // SIGUSR1 splits every output at the count it reads, and an encoder that had
-                    // already encoded past it would split a period later than the others (seen
-                    // under stress: a WAV part 6000 frames longer than the FLAC and Opus ones).
-                    // Memory ordering: stored (release) before any ring's write index is
-                    // released, so an encoder that acquired frames up to n has this count at n or
-                    // more; and on the multi-copy-atomic machines hark runs on (x86-64, ARMv8),
-                    // a store one thread saw is seen by all, so the session's acquiring load
-                    // (`RecordingSession`) made after an encoder passed frame n reads n or more.
-                    monitor.framesCaptured.store(captured + count, ordering: .releasing)
+                    // Before any lane sees these frames (`read` says why). The count first, so
+                    // that no status shows an output ahead of the capture. Relaxed: a snapshot
+                    // (the frame a SIGUSR1 splits at is chosen on this thread, above).
+                    monitor.framesCaptured.store(captured + count, ordering: .relaxed)
                     guard timingTriesLeft > 0 else { return }
                     timed = stampFirstFrame(afterReading: count, accounted: accounted)
                 }

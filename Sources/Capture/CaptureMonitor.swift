@@ -38,6 +38,10 @@ public final class CaptureMonitor: Sendable {
     public let clockDriftPartsPerBillion = Atomic<Int>(Int.min)
 
     private let stopRequest = Atomic<Bool>(false)
+    /// How many new files were asked for (SIGUSR1). Counted by the session's thread; the capture
+    /// thread takes them between periods (`CaptureLoop`, `SplitSchedule`). Relaxed: the count
+    /// carries no data, and a request is taken a period later at most.
+    private let splitRequests = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
     private let reason = Atomic<Int>(CaptureEndReason.stopRequested.rawValue)
     private let failureCode = Atomic<Int32>(0)
@@ -51,6 +55,15 @@ public final class CaptureMonitor: Sendable {
 
     /// Whether a stop was requested. Relaxed: the flag carries no data with it.
     public var isStopRequested: Bool { stopRequest.load(ordering: .relaxed) }
+
+    /// Asks every splitting output for a new file from the capture's next frame on (SIGUSR1). Safe
+    /// from any thread.
+    public func requestSplit() {
+        splitRequests.add(1, ordering: .relaxed)
+    }
+
+    /// How many new files were asked for so far (`requestSplit`).
+    var splitsRequested: Int { splitRequests.load(ordering: .relaxed) }
 
     /// Whether the capture thread has written its last frame into the ring.
     ///

@@ -53,12 +53,19 @@ final class EncoderLoop: @unchecked Sendable {
     /// Set once the output reached the size limit; it then takes no more frames and is finished.
     let sizeLimitReached = Atomic<Bool>(false)
     /// The thread (`pthread_t`) that waits in `StopSignals.wait` with the signals blocked, stored
-    /// by it (release) before it waits; 0 when none. The loop wakes that thread, and only that
-    /// thread, when done (acquire pairs with the store). Without one it is left to poll: a wake
-    /// directed at the process could land on a thread of an embedding program that does not
-    /// block it, and end the process.
+    /// by it before it first looks at `isDone`; 0 when none. The loop wakes that thread, and only
+    /// that thread, when done. Without one it is left to poll: a wake directed at the process
+    /// could land on a thread of an embedding program that does not block it, and end the process.
+    ///
+    /// Each side stores its own flag and then loads the other's (the waiter: `waiterThread`, then
+    /// `done`; the loop: `done`, then `waiterThread`). All four accesses are sequentially
+    /// consistent: with release stores and acquire loads both loads may see the old values (each
+    /// store still in its core's store buffer), so the loop would send no wake and the waiter,
+    /// with no timeout once capture has ended, would sleep for good. In one total order at least
+    /// one of the loads sees the other's store.
     let waiterThread = Atomic<UInt>(0)
-    /// Set with release once the loop has returned; `outcome` is then final.
+    /// Set once the loop has returned; `outcome` is then final (sequentially consistent, which
+    /// includes release/acquire for `failure`: see `waiterThread`).
     private let done = Atomic<Bool>(false)
     /// Written only by the encoder thread before `done` is released; read only after acquiring it.
     private var failure: EncoderError?
@@ -91,8 +98,9 @@ final class EncoderLoop: @unchecked Sendable {
 
     deinit { zeros.deallocate() }
 
-    /// Whether the loop has returned. Acquire pairs with the release at the end of `run()`.
-    var isDone: Bool { done.load(ordering: .acquiring) }
+    /// Whether the loop has returned (pairs with the store at the end of `run()`; sequentially
+    /// consistent for the wake handshake, see `waiterThread`).
+    var isDone: Bool { done.load(ordering: .sequentiallyConsistent) }
 
     /// The encoder's failure, if any. Valid once `isDone` is true.
     var outcome: EncoderError? {
@@ -120,8 +128,8 @@ final class EncoderLoop: @unchecked Sendable {
                 if case .writeFailed = error { encoder.salvageAfterWriteFailure() }
             }
         }
-        done.store(true, ordering: .releasing)
-        let waiter = waiterThread.load(ordering: .acquiring)
+        done.store(true, ordering: .sequentiallyConsistent)
+        let waiter = waiterThread.load(ordering: .sequentiallyConsistent)
         if waiter != 0 { StopSignals.wake(waiter) }
     }
 

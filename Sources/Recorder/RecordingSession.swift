@@ -255,7 +255,7 @@ public final class RecordingSession {
         var externalStop: RecordingEnd?
         let isWokenByTheEncoder = StopSignals.areBlocked
         if isWokenByTheEncoder {
-            for output in outputs { output.loop.waiterThread.store(UInt(pthread_self()), ordering: .releasing) }
+            for output in outputs { output.loop.waiterThread.store(UInt(pthread_self()), ordering: .sequentiallyConsistent) }
         }
         let waiting = SessionWait()
         while !allOutputsDone {
@@ -269,10 +269,9 @@ public final class RecordingSession {
                 if signal == StopSignals.wake {
                     continue  // an encoder finished: `allOutputsDone` says whether it was the last
                 } else if signal == StopSignals.newFile {
-                    // Every output splits at the same frame: the capture's count now, which no
-                    // encoder has passed (acquire: see `CaptureLoop`, where it is stored).
-                    let frame = monitor.framesCaptured.load(ordering: .acquiring)
-                    for output in outputs { output.splitter?.requestSplit(atRecordingFrame: frame) }
+                    // Every output splits at the same frame, which the capture thread chooses
+                    // (`SplitSchedule`).
+                    monitor.requestSplit()
                 } else if stopSignal == nil, externalStop == nil {
                     stopSignal = signal
                     monitor.requestStop()

@@ -163,9 +163,12 @@ final class SessionOutput {
         // A regular file can be split (--max-file-time, SIGUSR1, a sound-activated recording's
         // segments); standard output is one stream, and so is a FIFO or a device written in place
         // (a split would have made a regular file beside it: `/dev/null-2`).
+        let splits: SplitSchedule?
         if let naming = created.naming, case .file = destination, writesRegularFiles {
+            let schedule = SplitSchedule()
+            splits = schedule
             let splitter = SplittingEncoder(
-                output: target, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming,
+                output: target, encoder: startsOnSound ? nil : encoder, boundsOf: encoder, naming: naming, splits: schedule,
                 framesPerFile: configuration.maxFileSeconds.map { max(1, format.frames(forSeconds: $0)) },
                 bytesPerFrame: format.bytesPerFrame, firstFileKeepsExisting: created.keepsExisting, makeEncoder: makeEncoder)
             splitter.timeOfFrame = { [monitor, rate = format.sampleRate] frame in
@@ -175,6 +178,7 @@ final class SessionOutput {
             encoder = splitter
         } else {
             splitter = nil
+            splits = nil
         }
         // A regular file takes audio in batches of half a second (four of the default 125 ms
         // periods), or a period where that is longer: nobody waits for it, and each wake-up costs
@@ -184,7 +188,7 @@ final class SessionOutput {
         // for it.
         let batchFrames = max(negotiated.periodFrames, format.sampleRate / 2)
         lane = CaptureLane(ring: ring, padsLostTime: recording.padsLostTime,
-                           wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1)
+                           wakeFrames: target.isRegularFile ? min(batchFrames, ring.capacityFrames / 2) : 1, splits: splits)
         let fileSplitter = splitter
         let streamName = created.destination.description
         let soundGate = recording.soundActivation.map {

@@ -1,13 +1,13 @@
 import Encoding
 import RecordPermission
-import Synchronization
+import Capture
 import Realtime
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One recording written as consecutive files: a new file every `framesPerFile` frames
-/// (`--max-file-time`) and whenever `requestSplit()` is called (SIGUSR1).
+/// (`--max-file-time`) and at each frame its `SplitSchedule` names (SIGUSR1).
 ///
 /// It sits between the encoder loop and the codec: every frame goes to exactly one file, in order,
 /// so the files played back to back are the recording, frame for frame. A split finishes the
@@ -67,11 +67,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     private let codecFinishBytes: Int?
     /// A file's header as the template wrote it (every file of the output has the same settings).
     private let headerBytes: Int
-    /// The recording frame a SIGUSR1 asked a new file to start at (`Int.max`: none), so that every
-    /// output splits at the same frame however far behind its encoder is. Set by the session's
-    /// thread only when none is pending, cleared by the encoder thread once it is reached
-    /// (compare-and-exchange both ways; relaxed: it carries no data).
-    private let splitAtFrame = Atomic<Int>(Int.max)
+    /// The recording frames SIGUSR1 asked new files to start at, chosen by the capture thread so
+    /// that every output splits at the same frames however far behind its encoder is.
+    private let splits: SplitSchedule
     /// When a recording frame was captured, for a split file's DATE and strftime name (nil until
     /// the first sample's time is known). Set before the encoder thread starts; called on it.
     var timeOfFrame: (@Sendable (Int) -> WallClockTime?)?
@@ -99,8 +97,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// is a codec of the same settings (`encoder`, or the one made to check them), whose bounds and
     /// header size every file shares.
     init(output: OutputTarget, encoder: (any AudioEncoder)?, boundsOf template: any AudioEncoder,
-         naming: OutputNaming, framesPerFile: Int?, bytesPerFrame: Int, firstFileKeepsExisting: Bool,
-         makeEncoder: @escaping MakeEncoder) {
+         naming: OutputNaming, splits: SplitSchedule, framesPerFile: Int?, bytesPerFrame: Int,
+         firstFileKeepsExisting: Bool, makeEncoder: @escaping MakeEncoder) {
         precondition(framesPerFile.map { $0 > 0 } ?? true, "a file must hold at least one frame")
         self.output = output
         self.encoder = encoder
@@ -110,6 +108,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         hasNoFileYet = encoder == nil
         awaitsFirstAudio = encoder != nil
         self.naming = naming
+        self.splits = splits
         self.framesPerFile = framesPerFile
         self.bytesPerFrame = bytesPerFrame
         self.makeEncoder = makeEncoder
@@ -136,40 +135,35 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
         if !firstFileKeepsExisting { whenFirstFileIsNamed?(path) }
     }
 
-    /// Asks for a new file from recording frame `frame` on (the capture's count when SIGUSR1
-    /// came). Safe from any thread. A request while one is pending is the same split (the encoder
-    /// has not reached the first yet); one at a frame where the file is still empty asks for
-    /// nothing more, so no file is ever empty.
-    func requestSplit(atRecordingFrame frame: Int) {
-        _ = splitAtFrame.compareExchange(expected: Int.max, desired: frame, ordering: .relaxed)
-    }
-
-    /// Takes the pending split request once its frame is reached.
-    private func takeSplit(reachedAt splitAt: Int) {
-        _ = splitAtFrame.compareExchange(expected: splitAt, desired: Int.max, ordering: .relaxed)
+    /// Takes the splits asked for (SIGUSR1) at frames the recording has reached: whether there
+    /// were any. Several taken at once are one split, and one at a frame where the file is still
+    /// empty asks for nothing more, so no file is ever empty.
+    private func takeSplitsReached() -> Bool {
+        var took = false
+        while let frame = splits.next, frame <= recordingFrames {
+            splits.removeNext()
+            took = true
+        }
+        return took
     }
 
     func encode(_ frames: UnsafeRawBufferPointer) throws(EncoderError) {
         if awaitsFirstAudio && !frames.isEmpty { try nameFirstFile() }
         var offset = 0
         while offset < frames.count {
-            let splitAt = splitAtFrame.load(ordering: .relaxed)
+            // Looked at after the frames were acquired from the ring: a split at or before any
+            // of them is scheduled by then (`SplitSchedule`).
+            let splitReached = takeSplitsReached()
             if encoder == nil {
-                // A new file anyway: a SIGUSR1 while no file was open asks for nothing more.
-                if splitAt != Int.max { takeSplit(reachedAt: splitAt) }
-                try startNextFile()
-            } else if framesInFile > 0 && (framesInFile == framesPerFile || recordingFrames >= splitAt) {
-                if recordingFrames >= splitAt { takeSplit(reachedAt: splitAt) }
+                try startNextFile()  // a new file anyway: a split reached while none was open asks for nothing more
+            } else if framesInFile > 0 && (framesInFile == framesPerFile || splitReached) {
                 try finishFile()
                 try startNextFile()
-            } else if recordingFrames >= splitAt {
-                takeSplit(reachedAt: splitAt)  // the file is new already
             }
             var count = (frames.count - offset) / bytesPerFrame
             if let framesPerFile { count = min(count, framesPerFile - framesInFile) }
-            // Up to a requested split's frame, exactly.
-            let pending = splitAtFrame.load(ordering: .relaxed)
-            if pending != Int.max && pending > recordingFrames { count = min(count, pending - recordingFrames) }
+            // Up to the next split's frame, exactly (it is after `recordingFrames` now).
+            if let next = splits.next { count = min(count, next - recordingFrames) }
             let end = offset + count * bytesPerFrame
             try encoder!.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
             framesInFile += count
@@ -191,8 +185,9 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     /// Finishes the current file now; the next frame starts a new one. Nothing when none is open.
     func endSegment() throws(EncoderError) {
+        // A split asked for before the next segment's first frame is taken then: its file is new
+        // anyway. One after it still splits that file.
         if encoder != nil { try finishFile() }
-        splitAtFrame.store(Int.max, ordering: .relaxed)  // the next segment's file is new anyway
     }
 
     func finish() throws(EncoderError) {

@@ -177,7 +177,7 @@ import Testing
     static func packetsTouched(atByte offset: Int, of pages: [OggPage]) throws -> [Int] {
         var pageEnd = 0
         let damagedPage = try #require(pages.indices.first { index in
-            pageEnd += 27 + pages[index].lacingValues.count + pages[index].body.count
+            pageEnd += pages[index].byteCount
             return offset < pageEnd
         })
         let packets = OggPage.packets(of: pages)
@@ -198,8 +198,8 @@ import Testing
         let original = try RepairTools.bytes(opus)
         let pages = OggPage.pages(of: original)
         // The first audio page (after OpusHead and OpusTags), somewhere in its body.
-        let firstAudioPage = 27 + pages[0].lacingValues.count + pages[0].body.count + 27 + pages[1].lacingValues.count + pages[1].body.count
-        let damaged = firstAudioPage + 27 + pages[2].lacingValues.count + pages[2].body.count / 2
+        let firstAudioPage = pages[0].byteCount + pages[1].byteCount
+        let damaged = firstAudioPage + pages[2].byteCount - pages[2].body.count / 2
         let touched = try Self.packetsTouched(atByte: damaged, of: pages)
         try RepairTools.flipBit(opus, at: damaged)
         let result = try RepairTools.repair(["--write", opus], rig: rig)

@@ -105,29 +105,47 @@ import Testing
         expectSameElements(joined[...], signal.prefix(frames: 6 * 48_000), "hark said: \(result.errorLines.last ?? "")")
     }
 
-    /// One SIGUSR1 splits every output at the same frame, the capture's count when it came, however
-    /// far behind an output's encoder is (unpaced, with a minute of ring, the Opus encoder lags):
-    /// each split where its own encoder happened to be, seconds apart. A split part's DATE is when
-    /// its first sample was captured, as its HARK_FIRST_SAMPLE_TIME says (it was when the file
-    /// was opened).
+    /// Each SIGUSR1 splits every output at the same frame, one the capture had reached when it
+    /// came, however far behind an output's encoder is (unpaced, with a minute of ring, the Opus
+    /// encoder lags a minute): each split where its own encoder happened to be, seconds apart.
+    /// A second signal before the lagging encoder reached the first split splits it too (only one
+    /// split could be pending: the Opus output got two files, the others three). A split part's
+    /// DATE is when its first sample was captured, as its HARK_FIRST_SAMPLE_TIME says (it was when
+    /// the file was opened).
     @Test func sigusr1SplitsEveryOutputAtTheSameFrameDatedByItsFirstSample() throws {
-        let signal = TestSignal(format: Self.format, frames: 121 * 48_000)
+        let signal = TestSignal(format: Self.format, frames: 181 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
-        let recording = try startHark(["record", "-D", "filecap", "-d", "120", "--ring-seconds", "60", "--no-loudness",
+        let recording = try startHark(["record", "-D", "filecap", "-d", "180", "--ring-seconds", "60", "--no-loudness",
                                        "-o", rig.path("a.flac"), "-o", rig.path("b.opus"), "-o", rig.path("c.wav")], rig: rig)
         try OutputGrowth.waitForFLACAudio(rig.path("a.flac"), seconds: 1)
         recording.send(SIGUSR1)
-        let result = recording.wait(timeout: TestLoad.seconds(120))
+        // The second once the capture is past the first (the FLAC part has audio), while the
+        // Opus encoder is still up to the ring behind it. Capture goes on until the Opus encoder
+        // is a minute from the end: two minutes of Opus encoding (seconds) for the second signal
+        // to come in.
+        try OutputGrowth.waitForFLACAudio(rig.path("a-2.flac"), seconds: 0.1)
+        recording.send(SIGUSR1)
+        let result = recording.wait(timeout: TestLoad.seconds(180))
         #expect(result.status == 0, "\(result.standardError)")
+        let files = try parts(rig, prefix: "")
+        #expect(["a.flac", "a-2.flac", "a-3.flac", "b.opus", "b-2.opus", "b-3.opus", "c.wav", "c-2.wav", "c-3.wav"]
+            .allSatisfy(files.contains), "\(files)")
         func tag(_ key: String, in tags: [String]) -> String? { tags.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } }
+        func wavFrames(_ name: String) throws -> Int? {
+            let sox = try runTool("sox", ["--i", "-s", rig.path(name)])
+            return Int(String(decoding: sox.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        var splits: [[Int?]] = []
+        for part in ["2", "3"] {
+            let flacSplit = tag("HARK_FIRST_SAMPLE", in: try FLACTools.tags(rig.path("a-\(part).flac"))).flatMap { Int($0) }
+            let opusSplit = tag("HARK_FIRST_SAMPLE", in: try OpusTools.tags(rig.path("b-\(part).opus")).comments).flatMap { Int($0) }
+            let wavSplit = part == "2" ? try wavFrames("c.wav") : try wavFrames("c.wav").flatMap { first in try wavFrames("c-2.wav").map { first + $0 } }
+            splits.append([flacSplit, opusSplit, wavSplit])
+        }
+        #expect(splits.allSatisfy { split in split[0] != nil && split.allSatisfy { $0 == split[0] } }, "split at (FLAC, Opus, WAV) \(splits)")
+        let flacSplits = splits.map { $0[0] ?? 0 }
+        #expect(0 < flacSplits[0] && flacSplits[0] < flacSplits[1] && flacSplits[1] < 180 * 48_000, "\(flacSplits)")
         let flacTags = try FLACTools.tags(rig.path("a-2.flac"))
-        let opusTags = try OpusTools.tags(rig.path("b-2.opus")).comments
-        let flacSplit = try #require(tag("HARK_FIRST_SAMPLE", in: flacTags).flatMap { Int($0) }, "\(flacTags)")
-        let opusSplit = try #require(tag("HARK_FIRST_SAMPLE", in: opusTags).flatMap { Int($0) }, "\(opusTags)")
-        let sox = try runTool("sox", ["--i", "-s", rig.path("c.wav")])
-        let wavSplit = Int(String(decoding: sox.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(flacSplit == opusSplit && wavSplit == flacSplit, "split at \(flacSplit), \(opusSplit), \(wavSplit.map(String.init) ?? "?")")
-        #expect(flacSplit > 0 && flacSplit < 120 * 48_000)
         // DATE (local time, to the second) is the second of HARK_FIRST_SAMPLE_TIME (UTC, to the µs).
         let date = try #require(tag("DATE", in: flacTags).flatMap { ISO8601DateFormatter().date(from: $0) }, "\(flacTags)")
         let precise = ISO8601DateFormatter()

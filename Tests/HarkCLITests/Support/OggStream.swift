@@ -13,6 +13,8 @@ struct OggPage {
     var isContinuation: Bool { headerType & 0x01 != 0 }
     var isBeginningOfStream: Bool { headerType & 0x02 != 0 }
     var isEndOfStream: Bool { headerType & 0x04 != 0 }
+    /// The page's length in the file: the 27-byte header, its segment table and its body.
+    var byteCount: Int { 27 + lacingValues.count + body.count }
 
     /// The whole pages a file holds, from its start.
     static func pages(of data: Data) -> [OggPage] { completePages(in: [UInt8](data)).pages }
