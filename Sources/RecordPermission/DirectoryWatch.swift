@@ -37,7 +37,15 @@ final class DirectoryWatch {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    var isAvailable: Bool { descriptor >= 0 }
+    /// Whether every directory (or its nearest existing ancestor) is watched. False from the
+    /// first watch that could not be added for another reason than a missing directory: the
+    /// user's inotify watches used up (ENOSPC: an IDE takes thousands), a path that cannot be
+    /// followed. A change there would raise no event, so the caller must poll (without this, a
+    /// recording with no status line never looked again, and a revocation went unseen).
+    private(set) var isComplete = true
+
+    /// Whether changes are reported: false where the caller must poll instead.
+    var isAvailable: Bool { descriptor >= 0 && isComplete }
 
     /// Takes every pending event, and watches again (directories may have been created or
     /// replaced). Returns whether there was any.
@@ -55,14 +63,26 @@ final class DirectoryWatch {
         for directory in directories {
             var path = directory
             // The nearest ancestor that exists; watching it again is harmless (same watch).
-            while inotify_add_watch(descriptor, path, Self.events) < 0, errno == ENOENT || errno == ENOTDIR {
-                guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
-                    path = "/"
-                    _ = inotify_add_watch(descriptor, path, Self.events)
-                    break
-                }
-                path = String(path[..<slash])
+            var watch = addWatch(path)
+            while watch < 0, errno == ENOENT || errno == ENOTDIR, path != "/" {
+                let slash = path.lastIndex(of: "/")
+                path = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "/"
+                watch = addWatch(path)
             }
+            if watch < 0 { isComplete = false }
         }
+    }
+
+    /// The corresponding C function is `inotify_add_watch`.
+    private func addWatch(_ path: String) -> Int32 {
+        #if DEBUG
+        // Debug builds only: how the tests reach the user's watch limit, which is the system's
+        // (lowering it would fail every other recorder running meanwhile).
+        if getenv("HARK_DEBUG_NO_INOTIFY_WATCHES_LEFT") != nil {
+            errno = ENOSPC
+            return -1
+        }
+        #endif
+        return inotify_add_watch(descriptor, path, Self.events)
     }
 }

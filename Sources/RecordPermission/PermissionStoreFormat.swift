@@ -44,8 +44,13 @@ extension PermissionStore.Record {
 }
 
 extension PermissionStore.Decision {
+    /// Nil unless it is a decision the user can make: authorized or denied. A store saying
+    /// "restricted" (which only the administrator's policy can) or "notDetermined" (no decision
+    /// is stored as none) was edited by hand, and is as damaged as one that cannot be parsed; read
+    /// as it says, it was reported as the administrator's restriction.
     init?(json: JSONValue) {
         guard let status = json["status"]?.stringValue.flatMap(AuthorizationStatus.init(rawValue:)),
+              status == .authorized || status == .denied,
               let setBy = json["setBy"]?.stringValue,
               let updated = json["updated"]?.stringValue.flatMap(WallClockTime.init(iso8601:)) else { return nil }
         self.init(status: status, setBy: setBy, updated: updated)

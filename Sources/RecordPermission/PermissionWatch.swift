@@ -67,8 +67,9 @@ public struct PermissionWatch {
         [directories.descriptor, resource == .microphone ? gate.desktopSwitch.changeDescriptor ?? -1 : -1].filter { $0 >= 0 }
     }
 
-    /// True where no change notification is available (no inotify): the caller must then call
-    /// `isRevoked` about twice a second.
+    /// True where no change notification is available (no inotify, or a directory it could not
+    /// watch): the caller must then call `isRevoked` about twice a second. It can become true
+    /// during a recording (a directory created then could not be watched), so ask before each wait.
     public var needsPolling: Bool { !directories.isAvailable }
 
     /// True once the resource was denied, reset or restricted since the watch was created.

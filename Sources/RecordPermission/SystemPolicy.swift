@@ -1,8 +1,12 @@
-/// The administrator's policy, `<system dir>/policy.json`, which can restrict the microphone for
-/// every app or for listed app identifiers:
+/// The administrator's policy, `<system dir>/policy.json`, which can restrict the microphone (or
+/// system audio) for every app or for listed app identifiers:
 ///
 ///     { "microphone": { "restricted": true } }
 ///     { "microphone": { "restricted": ["org.example.recorder", "dev.hark.cli"] } }
+///
+/// System audio (a monitor source) has its own key, `systemAudio`; where the file has none, the
+/// microphone's rule covers it: a monitor was recorded on the microphone's grant until system
+/// audio got its own, and a policy written then must not start to allow it.
 ///
 /// Restricted means no prompt and no grant, whatever the user's store says. A policy file that
 /// exists but cannot be read or parsed restricts everything: the administrator's intent is unknown,
@@ -50,7 +54,8 @@ struct SystemPolicy {
     /// ignored, for rules a later version may add. Nil when the file breaks these rules.
     private static func restriction(of resource: PermissionResource, in json: JSONValue) -> Restriction? {
         guard let file = json.objectValue else { return nil }
-        guard let rule = file[resource.rawValue], rule != .null else { return .nobody }
+        let key = resource == .systemAudio && file[resource.rawValue] == nil ? PermissionResource.microphone.rawValue : resource.rawValue
+        guard let rule = file[key], rule != .null else { return .nobody }
         guard let members = rule.objectValue else { return nil }
         switch members["restricted"] {
         case nil, .null?: return .nobody

@@ -242,14 +242,15 @@ public final class RecordingSession {
     ///
     /// The thread sleeps until something happens (see `SessionWait`): a signal, the encoders
     /// finishing, a descriptor from `watching` becoming readable, or `tickMilliseconds` passing
-    /// (nil: never; the default, 100 ms, suits a status line). After each wake-up while capture
+    /// (nil: never; the default, 100 ms, suits a status line), or sooner `pollMilliseconds` (asked
+    /// before each wait: a watch that can no longer be notified must start to poll). After each wake-up while capture
     /// runs, `tick` runs on this thread (a status line, the revocation watch, which must read
     /// whatever made its descriptors readable); returning `.permissionRevoked` stops the recording.
     /// `watching` is asked again before each wait, as descriptors may close.
     /// A second signal during the drain is ignored: every remaining step is needed for a valid file.
     public func waitUntilFinished(
         tickMilliseconds: Int? = 100, tick: (RecordingProgress) -> RecordingEnd? = { _ in nil },
-        watching descriptors: () -> [Int32] = { [] }
+        watching descriptors: () -> [Int32] = { [] }, pollMilliseconds: () -> Int? = { nil }
     ) -> RecordingSummary {
         var stopSignal: Int32?
         var externalStop: RecordingEnd?
@@ -261,7 +262,14 @@ public final class RecordingSession {
         while !allOutputsDone {
             // Once capture has finished nothing is left to tick for: only the encoders' wake.
             let isCapturing = !monitor.isFinished
-            var timeout = isCapturing ? tickMilliseconds : nil
+            var timeout: Int?
+            if isCapturing {
+                switch (tickMilliseconds, pollMilliseconds()) {
+                case (let tick?, let poll?): timeout = min(tick, poll)
+                case (let tick?, nil): timeout = tick
+                case (nil, let poll): timeout = poll
+                }
+            }
             // Without the encoders' wake (the signals not blocked) only looking again shows they are done.
             if !isWokenByTheEncoder { timeout = min(timeout ?? 100, 100) }
             let event = waiting.next(watching: isCapturing ? descriptors() : [], timeoutMilliseconds: timeout)

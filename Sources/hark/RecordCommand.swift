@@ -262,13 +262,14 @@ struct RecordCommand: ParsableCommand {
         // finishing, a change of the permission files or the desktop switch (the watch's
         // descriptors). It wakes on a timer only for a status line (10 Hz), or twice a second where
         // no change notification exists, which still stops a revoked recording within a second.
-        let tickMilliseconds: Int? = statusLine.isEnabled ? 100 : (watch.needsPolling ? 500 : nil)
-        let summary = session.waitUntilFinished(tickMilliseconds: tickMilliseconds) { progress in
+        let summary = session.waitUntilFinished(tickMilliseconds: statusLine.isEnabled ? 100 : nil) { progress in
             statusLine.update(progress)
             return watch.isRevoked(consent: session.grant.consent)
                 ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
         } watching: {
             watch.wakeDescriptors
+        } pollMilliseconds: {
+            watch.needsPolling ? 500 : nil
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime, device: device, recordingID: recordingStart.id,

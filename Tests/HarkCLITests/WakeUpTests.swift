@@ -146,4 +146,22 @@ import Testing
         let decoded = try runTool("flac", ["-t", "-s", output])
         #expect(decoded.status == 0, "\(decoded.standardError)")
     }
+
+    /// A user whose inotify watches are used up (ENOSPC; an IDE takes thousands) has inotify but
+    /// no watch on the permission files: the session polls as without inotify, and a revocation
+    /// stops a recording without a status line. Before, the watch quietly watched nothing and such
+    /// a recording ran to the end of `-d` after a reset. Debug builds take
+    /// `HARK_DEBUG_NO_INOTIFY_WATCHES_LEFT` to have every watch refused with ENOSPC (the limit is
+    /// the system's: lowering it would fail the recorders of the tests running beside this one).
+    @Test func withNoInotifyWatchesLeftARevocationStillStopsTheRecordingWithinASecond() throws {
+        let (rig, recording, output) = try Self.startQuietRecording(
+            "unwatched.flac", environment: ["HARK_DEBUG_NO_INOTIFY_WATCHES_LEFT": "1"])
+        #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
+        let reaction = try revocationStopDelay(rig, output: output)
+        print("WakeUpTests: with no inotify watch, the last sample was recorded \(reaction) s after the reset")
+        #expect(reaction < 1, "the capture went on \(reaction) s after the reset")
+    }
 }

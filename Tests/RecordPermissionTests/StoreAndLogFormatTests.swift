@@ -120,6 +120,10 @@ import Testing
         storeWrittenWithFoundation.replacingOccurrences(of: #""format" : 1"#, with: #""version" : 1"#),
         storeWrittenWithFoundation.replacingOccurrences(of: #""format" : 1"#, with: #""format" : null"#),
         storeWrittenWithFoundation.replacingOccurrences(of: #""authorized""#, with: #""Authorized""#),
+        // Only the administrator's policy restricts, and no decision is stored as none: a store
+        // saying either was edited by hand (it was reported as the administrator's restriction).
+        storeWrittenWithFoundation.replacingOccurrences(of: #""authorized""#, with: #""restricted""#),
+        storeWrittenWithFoundation.replacingOccurrences(of: #""authorized""#, with: #""notDetermined""#),
         storeWrittenWithFoundation.replacingOccurrences(of: #""setBy" : "command","#, with: ""),
         storeWrittenWithFoundation.replacingOccurrences(of: "02:21:56Z", with: "02:21:56"),
         storeWrittenWithFoundation.replacingOccurrences(of: "02:21:56Z", with: "02:21:56Zjunk"),

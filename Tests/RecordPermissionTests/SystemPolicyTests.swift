@@ -46,6 +46,37 @@ import Testing
         }
     }
 
+    /// System audio follows its own key, and the microphone's where the file has none: a policy
+    /// written when a monitor was recorded on the microphone's grant keeps restricting it (it
+    /// allowed system audio once that had a grant of its own).
+    @Test(arguments: [
+        (#"{"microphone": {"restricted": true}}"#, Expected.everyone),
+        (#"{"microphone": {"restricted": ["org.example.tests"]}}"#, .thisApp),
+        (#"{"microphone": {"restricted": true}, "systemAudio": {"restricted": false}}"#, .unrestricted),
+        (#"{"microphone": {"restricted": true}, "systemAudio": null}"#, .unrestricted),
+        (#"{"microphone": {"restricted": false}, "systemAudio": {"restricted": true}}"#, .everyone),
+        (#"{"systemAudio": {"restricted": ["org.example.tests"]}}"#, .thisApp),
+        (#"{"systemAudio": true}"#, .notValid),
+        ("{}", .unrestricted),
+    ])
+    func systemAudioVerdict(_ text: String, _ expected: Expected) throws {
+        let temporary = TemporaryLocations()
+        try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
+        try text.write(toFile: temporary.locations.policyFile, atomically: true, encoding: .utf8)
+        let verdict = SystemPolicy(path: temporary.locations.policyFile).verdict(for: .systemAudio, appIdentifier: "org.example.tests")
+        let path = temporary.locations.policyFile
+        switch expected {
+        case .unrestricted: #expect(verdict == .unrestricted)
+        case .everyone: #expect(verdict == .restricted(reason: "restricted by the administrator (\(path))"))
+        case .thisApp: #expect(verdict == .restricted(reason: "restricted by the administrator for org.example.tests (\(path))"))
+        case .notValid: #expect(verdict == .restricted(reason: "restricted: the administrator's policy \(path) is not valid"))
+        }
+        // The recordings library is neither: the microphone's rule does not reach it.
+        if !text.contains("systemAudio") && expected != .notValid {
+            #expect(SystemPolicy(path: path).verdict(for: .recordings, appIdentifier: "org.example.tests") == .unrestricted)
+        }
+    }
+
     @Test func noPolicyRestrictsNobodyAndAnUnreadableOneEveryone() throws {
         let temporary = TemporaryLocations()
         let path = temporary.locations.policyFile
