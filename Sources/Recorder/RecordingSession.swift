@@ -330,8 +330,10 @@ public final class RecordingSession {
         }
     }
 
-    /// The capture thread's work for this session's outputs: a loop specialised for the source's
-    /// own type (the existential is opened here, once, not on every call of the hot path).
+    /// The capture thread's work for this session's outputs: a loop over the source's own type,
+    /// the existential opened here, once. (Opened at run time the generic loop is not specialised:
+    /// its calls to the source go through the witness table, which allocates nothing, rather than
+    /// through an existential box on every call.)
     private func captureThreadBody<Source: CaptureSource>(_ source: Source) -> @Sendable () -> Void {
         let loop = CaptureLoop(device: source, lanes: outputs.map(\.lane), monitor: monitor,
                                frameLimit: configuration.frameLimit)

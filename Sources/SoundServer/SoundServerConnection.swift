@@ -108,8 +108,10 @@ public final class SoundServerConnection {
 
     /// Lets libpulse read and dispatch everything the server sent (and send what it queued, such as
     /// the releases of fragments a stream dropped), turning the main loop with a zero timeout until
-    /// nothing is left, at most 64 turns. False when the main loop itself failed. Never waits and
-    /// allocates nothing: the capture thread calls it once a period (`SoundServerCapture`).
+    /// nothing is left, at most 64 turns. False when the main loop itself failed. Never waits, and
+    /// hark allocates nothing here: the capture thread calls it once a period
+    /// (`SoundServerCapture`). libpulse's dispatch takes its shared-memory import's mutex per
+    /// packet, uncontended (this connection is the capture thread's alone).
     func dispatchPending() -> Bool {
         for _ in 0..<64 {
             guard library.mainloopPrepare(mainloop, 0) >= 0 else { return false }

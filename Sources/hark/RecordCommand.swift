@@ -205,6 +205,11 @@ struct RecordCommand: ParsableCommand {
                 if !quiet { Console.notice("waiting for a program to open '\(path)' for reading (Ctrl-C stops)") }
             }) { gate.requestAccess(for: media) }
             watch.startsFrom(session.grant)
+            // A desktop switch that cannot be read does not restrict (a broken install must not
+            // lock every user out), but it is said, even with -q: its silence is not the switch on.
+            if choice.resource == .microphone, case .unreadable(let reason) = gate.desktopSwitch.reading() {
+                Console.notice("warning: the desktop's microphone switch cannot be read (\(reason)); recording without it")
+            }
             // The access log learns of every file a split starts, so an unfinished recording's
             // last file is known too (`hark repair --unfinished`).
             session.whenFileStarts { path in try? AccessLog().appendEvent(.file(absolutePath(path)), recordingID: recordingID) }

@@ -1,3 +1,4 @@
+import AudioFormat
 import Foundation
 import Testing
 
@@ -45,6 +46,28 @@ import Testing
         #expect(try runHark(["permissions", "grant", "microphone"], rig: rig).status == 0)
         let allowed = try runHark(["record", "-D", "filecap", "-d", "0.5", "-o", output], rig: rig)
         #expect(allowed.status == 0, "\(allowed.standardError)")
+    }
+
+    /// A switch that cannot be read (here: hark copied without its helper) does not restrict, but
+    /// the recording says so, even with -q; it said nothing, so the switch's silence passed for
+    /// the microphone being on (consent audit).
+    @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
+    func aSwitchThatCannotBeReadIsSaidWhenRecording() throws {
+        let signal = TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000), frames: 24_000)
+        let rig = try rig(input: signal.alsaBytes)
+        try setSwitch(microphoneDisabled: true, rig)
+        let alone = rig.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
+        let copy = alone.appendingPathComponent("hark")
+        try FileManager.default.copyItem(at: harkBinary, to: copy)
+        let output = rig.path("unswitched.flac")
+        let result = try RunningProcess(copy, ["record", "-q", "-D", "filecap", "-d", "0.5", "-o", output],
+                                        environment: rig.environment, scratch: rig.directory).wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.errorLines == ["hark: warning: the desktop's microphone switch cannot be read "
+            + "(hark-privacy-switch is not installed beside hark); recording without it"])
+        // With its helper, the same switch (off) restricts.
+        #expect(try runHark(["record", "-q", "-D", "filecap", "-d", "0.5", "-o", output], rig: rig).status == 77)
     }
 
     @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
