@@ -52,7 +52,7 @@ struct ListCommand: ParsableCommand {
                 var info = stat()
                 let missing = stat(file, &info) == 0 ? "" : "  (missing)"
                 let lead = index == 0 ? heading : String(repeating: " ", count: heading.count)
-                text += "\(lead)\(file)\(missing)\n"
+                text += "\(lead)\(file.shownOnTerminal)\(missing)\n"
             }
         }
         print(text, terminator: "")

@@ -165,11 +165,11 @@ extension PermissionsCommand {
                     let seconds = Double(entry.frames) / Double(Self.sampleRate(entry.format) ?? 1)
                     // A sound-activated recording's segments are entries of their own, beside the
                     // recording's (the whole time the microphone was open), which names their files too.
-                    let output = entry.output.isEmpty ? "(nothing recorded)" : entry.output
+                    let output = entry.output.isEmpty ? "(nothing recorded)" : entry.output.shownOnTerminal
                     let segment = entry.segment.map { "segment \($0): " } ?? ""
-                    text += "\(entry.start.localText)  \(entry.app)  \(entry.device) → \(segment)\(output)  "
+                    text += "\(entry.start.localText)  \(entry.app.shownOnTerminal)  \(entry.device.shownOnTerminal) → \(segment)\(output)  "
                         + "\(SecondsText.format(seconds)) s (\(entry.frames) frames, \(entry.format))  consent: \(entry.consent.rawValue)  "
-                        + "ended: \(entry.ended)"
+                        + "ended: \(entry.ended.shownOnTerminal)"
                         + ((entry.framesDropped ?? 0) > 0 ? "  dropped: \(entry.framesDropped!) frames"
                             + (entry.framesDroppedPadded.map { " (\($0) padded with silence)" } ?? "") : "")
                         + ((entry.overruns ?? 0) > 0 ? "  overruns: \(entry.overruns!) (\(entry.framesLostToOverruns ?? 0) frames lost"

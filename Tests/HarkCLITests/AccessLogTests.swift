@@ -56,6 +56,24 @@ import Testing
 
     /// A fresh user has no permission store at all; "Allow Once" stores nothing, so there is none
     /// while its recording runs. A reset then still stops it (it said "reset" and changed nothing).
+    /// A file name with a newline and an escape sequence in it is shown escaped by
+    /// `permissions log` and `list`, one line a recording: as it was, the newline made a fake
+    /// entry line below the real one, and the escape reached the terminal (consent audit). The
+    /// JSON keeps the name as it is.
+    @Test func controlCharactersInANameAreShownEscapedNotAsLines() throws {
+        let signal = TestSignal(format: Self.format, frames: 24_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let name = "talk\n2026-01-01 00:00:00  dev.hark.cli  fake → x.flac\u{1B}[2J.flac"
+        let output = rig.path(name)
+        #expect(try runHark(["record", "-q", "-D", "filecap", "-d", "0.5", "-o", output], rig: rig).status == 0)
+        #expect(try entries(rig).last?.output == output)
+        let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        let lines = log.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == 1, "\(log)")
+        #expect(log.contains("talk\\n2026-01-01 00:00:00  dev.hark.cli  fake → x.flac\\x1b[2J.flac"), "\(log)")
+        #expect(!log.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(log)")
+    }
+
     @Test func aResetWithNoStoreYetStopsAnAllowOnceRecording() throws {
         let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes, grantMicrophone: false)
