@@ -70,6 +70,25 @@ extension DeviceCatalog {
         }
     }
 
+    /// The sound server a PCM's audio comes from, followed through its definition's slaves (a
+    /// user's `pcm.mon { type pulse; device "x.monitor" }`, a `plug` or `route` in front of one,
+    /// `pipewire:NODE=…`), and the source its plugin names (nil: the server's default). Nil when
+    /// the audio does not come from a sound server's plugin (a card, a `file` plugin's `infile`)
+    /// or the chain cannot be followed. Opens nothing.
+    /// The corresponding C functions are `snd_config_search_definition` and `snd_config_search`.
+    public static func soundServerBehind(_ name: String) -> (plugin: SoundServerPlugin, source: String?)? {
+        ALSALibrary.silenceErrorMessages()
+        var device = [CChar](repeating: 0, count: 1024)
+        let plugin: SoundServerPlugin
+        switch hark_alsa_pcm_server_behind(name, &device, device.count) {
+        case 1: plugin = .pulse
+        case 2: plugin = .pipeWire
+        default: return nil
+        }
+        let source = String(decoding: device.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (plugin, source.isEmpty ? nil : source)
+    }
+
     /// The ALSA plugins through which a sound server's clients reach it.
     public enum SoundServerPlugin: Sendable {
         /// alsa-plugins' `pulse` (Debian's default while a sound server runs).

@@ -8,7 +8,12 @@ import Glibc
 /// carries the same `id`; a start with no entry and no live process is an unfinished recording
 /// (`hark repair --unfinished`).
 ///
-///     {"boot":"…","event":"started","id":"…","output":"/home/a/talk.flac","pid":4242,"processStart":123456,"start":"…"}
+///     {"boot":"…","event":"started","id":"…","output":"/home/a/talk.flac","outputs":["/home/a/talk.flac"],"pid":4242,"processStart":123456,"start":"…"}
+///
+/// `outputs` (and `unnamedOutputs`) list the paths one by one; `output` (and `unnamed`) join them
+/// with ", " for a person and for hark versions before the lists, which split them there: a name
+/// holding ", " itself came apart into names of no file, and its killed recording was not found
+/// to repair. A line without the lists (an older hark's) is read that way still.
 ///
 /// A file that replaces one of its name is named only with its first audio: until then the path
 /// holds the old file, which is not this recording's. Such files are listed under `unnamed` too,
@@ -64,8 +69,9 @@ public struct RecordingStart: Sendable, Equatable {
         else { return nil }
         self.id = id
         self.start = start
-        outputs = output.split(separator: ", ").map(String.init)
-        namedAtFirstAudio = json["unnamed"]?.stringValue.map { $0.split(separator: ", ").map(String.init) } ?? []
+        outputs = Self.paths(json["outputs"]) ?? output.split(separator: ", ").map(String.init)
+        namedAtFirstAudio = Self.paths(json["unnamedOutputs"])
+            ?? json["unnamed"]?.stringValue.map { $0.split(separator: ", ").map(String.init) } ?? []
         device = json["device"]?.stringValue ?? ""
         waitsForSound = json["armed"] == .bool(true)
         processID = Int32(clamping: pid)
@@ -79,9 +85,20 @@ public struct RecordingStart: Sendable, Equatable {
             "event": .string("started"), "id": .string(id), "start": .string(start), "output": .string(outputs.joined(separator: ", ")),
             "device": .string(device), "pid": .number(Double(processID)), "boot": .string(bootID), "processStart": .number(Double(processStart)),
         ]
+        members["outputs"] = .array(outputs.map(JSONValue.string))
         if waitsForSound { members["armed"] = .bool(true) }
-        if !namedAtFirstAudio.isEmpty { members["unnamed"] = .string(namedAtFirstAudio.joined(separator: ", ")) }
+        if !namedAtFirstAudio.isEmpty {
+            members["unnamed"] = .string(namedAtFirstAudio.joined(separator: ", "))
+            members["unnamedOutputs"] = .array(namedAtFirstAudio.map(JSONValue.string))
+        }
         return JSONValue.object(members).serialized(.compactLine)
+    }
+
+    /// A list of paths (`outputs`, `unnamedOutputs`): nil when absent or not an array of strings.
+    private static func paths(_ value: JSONValue?) -> [String]? {
+        guard let elements = value?.arrayValue else { return nil }
+        let paths = elements.compactMap(\.stringValue)
+        return paths.count == elements.count ? paths : nil
     }
 
     /// Whether the process that wrote this start is still running (same boot, same pid, same start time).

@@ -83,7 +83,7 @@ struct DeviceChoice {
         if isServerName || DeviceCatalog.isALSADeviceName(name) {
             let behind = lookBehind(alsaName: name)
             return DeviceChoice(alsaName: name, source: nil, reached: behind.source,
-                                resource: behind.source?.isMonitor == true ? .systemAudio : .microphone, connection: behind.connection)
+                                resource: behind.resource, connection: behind.connection)
         }
         let connection: SoundServerConnection
         let listing: SoundServerListing
@@ -114,23 +114,45 @@ extension DeviceChoice {
     /// The sound server's source an ALSA name reaches, so that naming a monitor the ALSA way
     /// (`pulse:DEVICE=speakers.monitor`, or `pulse`/`default` while the server's default source is
     /// a monitor) cannot record the system's audio on a microphone grant, and so the recording is
-    /// named after the source it comes from; and the connection that asked, for the stream. Asks
-    /// the server only for names of its ALSA plugin, and only about the source the name reaches
-    /// (as the plugin does, a number is the server's index of a source); with no server reachable,
-    /// or a source it does not know, nil.
-    static func lookBehind(alsaName name: String) -> (source: SoundServerSource?, connection: SoundServerConnection?) {
-        guard let target = pulsePluginTarget(name), let connection = try? SoundServerConnection() else {
-            return (nil, nil)
+    /// named after the source it comes from; what consent it needs; and the connection that asked,
+    /// for the stream. Asks the server only about names that reach its ALSA plugin, and only about
+    /// the source the name reaches (as the plugin does, a number is the server's index of a
+    /// source); with no server reachable, or a source it does not know, no source.
+    ///
+    /// A name of the plugin (`pulse:…`) is recorded through hark's own stream, which checks the
+    /// source again once connected. Any other name whose ALSA definition leads to a server's plugin
+    /// (a user's `pcm.mon { type pulse; device "x.monitor" }`, a `plug` or `route` in front of one,
+    /// PipeWire's `pipewire:NODE=…`) is recorded through ALSA as it is, so the consent is decided
+    /// here: by the source the server says it is, and where it names one the server cannot say
+    /// (PipeWire's node of a sink, whose monitor it records; no server to ask), as system audio.
+    /// Until 2026-11-28 only the plugin's own names were looked behind, and such a name recorded
+    /// what the system plays on the microphone's grant.
+    static func lookBehind(alsaName name: String)
+        -> (source: SoundServerSource?, resource: PermissionResource, connection: SoundServerConnection?) {
+        let target: PulsePluginTarget
+        var unknownIsSystemAudio = false
+        if let named = pulsePluginTarget(name) {
+            target = named
+        } else if let behind = DeviceCatalog.soundServerBehind(name) {
+            target = behind.source.map(PulsePluginTarget.named) ?? .defaultSource
+            unknownIsSystemAudio = behind.source != nil
+        } else {
+            return (nil, .microphone, nil)
         }
+        let unknown: PermissionResource = unknownIsSystemAudio ? .systemAudio : .microphone
+        guard let connection = try? SoundServerConnection() else { return (nil, unknown, nil) }
         let source: String? = switch target {
         case .defaultSource: nil
         case .named(let sourceName): sourceName
         }
-        do throws(SoundServerError) {
-            return (try connection.identify(source: source), connection)
-        } catch {
-            return (nil, nil)
+        if let found = try? connection.identify(source: source) {
+            return (found, found.isMonitor ? .systemAudio : .microphone, connection)
         }
+        // PipeWire's plugin takes a sink's node and records its monitor.
+        if unknownIsSystemAudio, let source, let monitor = try? connection.identify(source: source + ".monitor") {
+            return (monitor, .systemAudio, connection)
+        }
+        return (nil, unknown, nil)
     }
 
     enum PulsePluginTarget: Equatable {

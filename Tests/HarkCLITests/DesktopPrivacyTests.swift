@@ -164,6 +164,45 @@ import Testing
         #expect(status.contains("systemAudio: authorized") && status.contains("microphone: denied"), "\(status)")
     }
 
+    /// A user's own ALSA definitions that lead to the server's pulse plugin: one naming the
+    /// monitor, and a `plug`, a `route` and ALSA's `plug:` converter in front of it, need the
+    /// system-audio grant (they recorded what the system plays on the microphone's, consent audit);
+    /// one naming the microphone, and one for the server's default source (here the monitor),
+    /// likewise by what they reach. A `file` plugin reading its `infile` (the rig's `pacedcap`,
+    /// paced by the pulse plugin behind it) records its file, on the microphone's grant.
+    @Test func anALSADefinitionLeadingToAMonitorNeedsTheSystemAudioGrant() throws {
+        let rig = try rig()
+        let configuration = rig.directory.appendingPathComponent("asoundrc")
+        let definitions = """
+
+            pcm.mon { type pulse; device "vmic.monitor" }
+            pcm.plugmon { type plug; slave.pcm "mon" }
+            pcm.routemon { type route; slave { pcm "mon"; channels 2 }; ttable.0.0 1; ttable.1.1 1 }
+            pcm.serverdefault { type plug; slave.pcm { type pulse } }
+            pcm.mic { type plug; slave.pcm { type pulse; device "yeti" } }
+            """
+        let handle = try FileHandle(forWritingTo: configuration)
+        handle.seekToEndOfFile()
+        handle.write(Data(definitions.utf8))
+        try handle.close()
+        let output = rig.path("monitor.flac")
+        for device in ["mon", "plugmon", "routemon", "plug:mon", "serverdefault"] {
+            let refused = try runHark(["record", "-D", device, "-d", "0.5", "-o", output], rig: rig)
+            #expect(refused.status == 77, "\(device): \(refused.standardError)")
+            #expect(refused.errorLines.last?.contains("grant systemAudio") == true, "\(device): \(refused.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        let microphone = try runHark(["record", "-D", "mic", "-d", "0.5", "-o", rig.path("mic.flac")], rig: rig)
+        #expect(microphone.status == 0, "\(microphone.standardError)")
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let recorded = try runHark(["record", "-D", "plugmon", "-d", "0.5", "-o", output], rig: rig)
+        #expect(recorded.status == 0, "\(recorded.standardError)")
+        let log = try String(contentsOfFile: rig.accessLogFile, encoding: .utf8)
+        let entries = log.split(separator: "\n").filter { !$0.contains("\"event\"") }
+        #expect(entries.count == 2 && entries.last?.contains("\"resource\":\"systemAudio\"") == true
+                && entries.first?.contains("\"resource\":\"systemAudio\"") == false, "\(log)")
+    }
+
     @Test func denyingSystemAudioStopsAMonitorRecordingAndDenyingTheMicrophoneDoesNot() throws {
         let rig = try rig()
         #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)

@@ -136,12 +136,18 @@ import Testing
         // Polling twice a second: at least one look a second, whatever the load.
         #expect(session >= Int(seconds.rounded(.down)), "session thread: \(session) timeslices in \(seconds) s; is it polling?")
 
+        try Self.expectResetStopsWithinASecond(rig, recording, output, "without inotify")
+    }
+
+    /// `hark permissions reset` stops `recording` with exit 77 and its line, the last sample
+    /// recorded within a second of the reset, the file whole.
+    static func expectResetStopsWithinASecond(_ rig: ALSATestRig, _ recording: RunningProcess, _ output: String, _ label: String) throws {
         #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
         let result = recording.wait(timeout: TestLoad.seconds(30))
         #expect(result.status == 77, "\(result.standardError)")
         #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
         let reaction = try revocationStopDelay(rig, output: output)
-        print("WakeUpTests: without inotify, the last sample was recorded \(reaction) s after the reset")
+        print("WakeUpTests: \(label), the last sample was recorded \(reaction) s after the reset")
         #expect(reaction < 1, "the capture went on \(reaction) s after the reset")
         let decoded = try runTool("flac", ["-t", "-s", output])
         #expect(decoded.status == 0, "\(decoded.standardError)")
@@ -156,12 +162,6 @@ import Testing
     @Test func withNoInotifyWatchesLeftARevocationStillStopsTheRecordingWithinASecond() throws {
         let (rig, recording, output) = try Self.startQuietRecording(
             "unwatched.flac", environment: ["HARK_DEBUG_NO_INOTIFY_WATCHES_LEFT": "1"])
-        #expect(try runHark(["permissions", "reset"], rig: rig).status == 0)
-        let result = recording.wait(timeout: TestLoad.seconds(30))
-        #expect(result.status == 77, "\(result.standardError)")
-        #expect(result.errorLines.last == "hark: microphone access was revoked; the recording was stopped and finalized")
-        let reaction = try revocationStopDelay(rig, output: output)
-        print("WakeUpTests: with no inotify watch, the last sample was recorded \(reaction) s after the reset")
-        #expect(reaction < 1, "the capture went on \(reaction) s after the reset")
+        try Self.expectResetStopsWithinASecond(rig, recording, output, "with no inotify watch")
     }
 }

@@ -36,13 +36,21 @@ import Testing
         let temporary = TemporaryLocations()
         try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
         try text.write(toFile: temporary.locations.policyFile, atomically: true, encoding: .utf8)
-        let verdict = SystemPolicy(path: temporary.locations.policyFile).verdict(for: .microphone, appIdentifier: "org.example.tests")
-        let path = temporary.locations.policyFile
+        expect(SystemPolicy(path: temporary.locations.policyFile), for: .microphone, toBe: expected)
+    }
+
+    /// The verdict for org.example.tests, each kind in its own words.
+    func expect(_ policy: SystemPolicy, for resource: PermissionResource, toBe expected: Expected,
+                sourceLocation: SourceLocation = #_sourceLocation) {
+        let verdict = policy.verdict(for: resource, appIdentifier: "org.example.tests")
+        let path = policy.path
         switch expected {
-        case .unrestricted: #expect(verdict == .unrestricted)
-        case .everyone: #expect(verdict == .restricted(reason: "restricted by the administrator (\(path))"))
-        case .thisApp: #expect(verdict == .restricted(reason: "restricted by the administrator for org.example.tests (\(path))"))
-        case .notValid: #expect(verdict == .restricted(reason: "restricted: the administrator's policy \(path) is not valid"))
+        case .unrestricted: #expect(verdict == .unrestricted, sourceLocation: sourceLocation)
+        case .everyone: #expect(verdict == .restricted(reason: "restricted by the administrator (\(path))"), sourceLocation: sourceLocation)
+        case .thisApp:
+            #expect(verdict == .restricted(reason: "restricted by the administrator for org.example.tests (\(path))"), sourceLocation: sourceLocation)
+        case .notValid:
+            #expect(verdict == .restricted(reason: "restricted: the administrator's policy \(path) is not valid"), sourceLocation: sourceLocation)
         }
     }
 
@@ -63,18 +71,10 @@ import Testing
         let temporary = TemporaryLocations()
         try FileManager.default.createDirectory(atPath: temporary.locations.systemDirectory, withIntermediateDirectories: true)
         try text.write(toFile: temporary.locations.policyFile, atomically: true, encoding: .utf8)
-        let verdict = SystemPolicy(path: temporary.locations.policyFile).verdict(for: .systemAudio, appIdentifier: "org.example.tests")
-        let path = temporary.locations.policyFile
-        switch expected {
-        case .unrestricted: #expect(verdict == .unrestricted)
-        case .everyone: #expect(verdict == .restricted(reason: "restricted by the administrator (\(path))"))
-        case .thisApp: #expect(verdict == .restricted(reason: "restricted by the administrator for org.example.tests (\(path))"))
-        case .notValid: #expect(verdict == .restricted(reason: "restricted: the administrator's policy \(path) is not valid"))
-        }
+        let policy = SystemPolicy(path: temporary.locations.policyFile)
+        expect(policy, for: .systemAudio, toBe: expected)
         // The recordings library is neither: the microphone's rule does not reach it.
-        if !text.contains("systemAudio") && expected != .notValid {
-            #expect(SystemPolicy(path: path).verdict(for: .recordings, appIdentifier: "org.example.tests") == .unrestricted)
-        }
+        if !text.contains("systemAudio") && expected != .notValid { expect(policy, for: .recordings, toBe: .unrestricted) }
     }
 
     @Test func noPolicyRestrictsNobodyAndAnUnreadableOneEveryone() throws {

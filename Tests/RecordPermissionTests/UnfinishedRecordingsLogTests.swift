@@ -65,6 +65,26 @@ import Testing
         #expect(unfinished.first { $0.start.id == "l" }?.start.outputs == ["/r/café \"l\".flac"])
     }
 
+    /// Paths holding ", " come back whole from the lists (`outputs`, `unnamedOutputs`); a line
+    /// without them, as an older hark wrote it, is still read from the joined `output`.
+    @Test func pathsWithACommaAndASpaceComeBackWhole() throws {
+        let temporary = TemporaryLocations()
+        let log = AccessLog(locations: temporary.locations)
+        let written = RecordingStart(id: "comma", outputs: ["/r/talk, notes.flac", "/r/live.opus"],
+                                     namedAtFirstAudio: ["/r/talk, notes.flac"], device: "d")
+        var line = String(decoding: try #require(written.jsonLine), as: UTF8.self)
+        // As the recorder that wrote it had been killed: another process, long gone.
+        line = line.replacingOccurrences(of: #""pid":\#(getpid())"#, with: #""pid":999999999"#)
+        // The file that replaces one counts once it was named with its first audio.
+        try write([line, event("named", "comma", output: "/r/talk, notes.flac"), start("older", output: "/r/a.flac, /r/b.flac")],
+                  to: log.path)
+        let unfinished = log.unfinishedRecordings()
+        #expect(unfinished.map(\.start.id) == ["comma", "older"])
+        #expect(unfinished.first?.start.outputs == ["/r/talk, notes.flac", "/r/live.opus"])
+        #expect(unfinished.first?.start.namedAtFirstAudio == ["/r/talk, notes.flac"])
+        #expect(unfinished.last?.start.outputs == ["/r/a.flac", "/r/b.flac"])
+    }
+
     /// The log at its largest (two files of 1 MB, thousands of recordings, one left unfinished):
     /// found among them, oldest first.
     @Test func aFullLogStillFindsTheOneLeftUnfinished() throws {
