@@ -60,7 +60,8 @@ static inline int hark_alsa_definition_server(snd_config_t *definition, char *de
         device[0] = 0;
         if (snd_config_search(definition, server == 1 ? "device" : "capture_node", &node) >= 0
             && snd_config_get_string(node, &source) >= 0 && source != NULL) {
-            snprintf(device, size, "%s", source);
+            // PipeWire's own definition passes `-1` (its default node) when no NODE is given.
+            if (!(server == 2 && (source[0] == 0 || source[0] == '-'))) snprintf(device, size, "%s", source);
         }
         return server;
     }

@@ -155,7 +155,11 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             // of them is scheduled by then (`SplitSchedule`).
             let splitReached = takeSplitsReached()
             if encoder == nil {
-                try startNextFile()  // a new file anyway: a split reached while none was open asks for nothing more
+                // A new file anyway: a split asked for while none was open asks for nothing more,
+                // including one after this segment's first frame (its pre-roll reaches back before
+                // the signal, which came while hark was armed).
+                while splits.next != nil { splits.removeNext() }
+                try startNextFile()
             } else if framesInFile > 0 && (framesInFile == framesPerFile || splitReached) {
                 try finishFile()
                 try startNextFile()
@@ -163,7 +167,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
             var count = (frames.count - offset) / bytesPerFrame
             if let framesPerFile { count = min(count, framesPerFile - framesInFile) }
             // Up to the next split's frame, exactly (it is after `recordingFrames` now).
-            if let next = splits.next { count = min(count, next - recordingFrames) }
+            if let next = splits.next, next > recordingFrames { count = min(count, next - recordingFrames) }
             let end = offset + count * bytesPerFrame
             try encoder!.encode(UnsafeRawBufferPointer(rebasing: frames[offset..<end]))
             framesInFile += count

@@ -180,13 +180,18 @@ import Testing
             pcm.routemon { type route; slave { pcm "mon"; channels 2 }; ttable.0.0 1; ttable.1.1 1 }
             pcm.serverdefault { type plug; slave.pcm { type pulse } }
             pcm.mic { type plug; slave.pcm { type pulse; device "yeti" } }
+            pcm.pwsink { type plug; slave.pcm { type pipewire; capture_node "vmic" } }
+            pcm.pwdefault { type pipewire; capture_node "-1" }
             """
         let handle = try FileHandle(forWritingTo: configuration)
         handle.seekToEndOfFile()
         handle.write(Data(definitions.utf8))
         try handle.close()
         let output = rig.path("monitor.flac")
-        for device in ["mon", "plugmon", "routemon", "plug:mon", "serverdefault"] {
+        // PipeWire's plugin (not installed here: only the consent is looked at before it fails to
+        // open): a sink's node records its monitor; its default node (-1, as pipewire-alsa's own
+        // definition passes it) is the default source, here the monitor too.
+        for device in ["mon", "plugmon", "routemon", "plug:mon", "serverdefault", "pwsink", "pwdefault"] {
             let refused = try runHark(["record", "-D", device, "-d", "0.5", "-o", output], rig: rig)
             #expect(refused.status == 77, "\(device): \(refused.standardError)")
             #expect(refused.errorLines.last?.contains("grant systemAudio") == true, "\(device): \(refused.standardError)")
@@ -194,6 +199,12 @@ import Testing
         }
         let microphone = try runHark(["record", "-D", "mic", "-d", "0.5", "-o", rig.path("mic.flac")], rig: rig)
         #expect(microphone.status == 0, "\(microphone.standardError)")
+        // With the microphone the default source, PipeWire's default node is a microphone: asked
+        // for no system-audio grant (the plugin, not installed, then fails to open).
+        #expect(try runTool("pactl", ["set-default-source", "yeti"], environment: rig.environment).status == 0)
+        let pipeWireDefault = try runHark(["record", "-D", "pwdefault", "-d", "0.5", "-o", rig.path("pw.flac")], rig: rig)
+        #expect(pipeWireDefault.status != 77 && !pipeWireDefault.standardError.contains("systemAudio"), "\(pipeWireDefault.standardError)")
+        #expect(try runTool("pactl", ["set-default-source", "vmic.monitor"], environment: rig.environment).status == 0)
         #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
         let recorded = try runHark(["record", "-D", "plugmon", "-d", "0.5", "-o", output], rig: rig)
         #expect(recorded.status == 0, "\(recorded.standardError)")
