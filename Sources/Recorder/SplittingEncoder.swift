@@ -189,8 +189,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     /// Finishes the current file now; the next frame starts a new one. Nothing when none is open.
     func endSegment() throws(EncoderError) {
-        // A split asked for before the next segment's first frame is taken then: its file is new
-        // anyway. One after it still splits that file.
+        // Every split asked for until the next segment's file opens is taken then (`encode`): that
+        // file is new anyway.
         if encoder != nil { try finishFile() }
     }
 
