@@ -73,8 +73,8 @@ struct DevicesCommand: ParsableCommand {
         listing += "ALSA devices:\n"
         for device in alsaDevices {
             let held = Self.isHeld(device.name, by: sources) ? "  [in use by the sound server]" : ""
-            listing += "  \(device.name)\(held)\n"
-            for line in device.descriptionLines { listing += "      \(line)\n" }
+            listing += "  \(device.name.shownOnTerminal)\(held)\n"
+            for line in device.descriptionLines { listing += "      \(line.shownOnTerminal)\n" }
             if let grant {
                 let probe = withStandardErrorSilenced { DeviceCapabilities.probe(device.name, grant: grant) }
                 for line in probe.listingLines { listing += "      \(line)\n" }
@@ -95,10 +95,10 @@ struct DevicesCommand: ParsableCommand {
         }
         func lines(_ sources: [SoundServerSource]) -> String {
             sources.map { source in
-                "  \(source.isDefault ? "*" : " ") \(source.name)  \(source.description) (\(source.sampleRate) Hz, \(source.channels) ch)\n"
+                "  \(source.isDefault ? "*" : " ") \(source.name.shownOnTerminal)  \(source.description.shownOnTerminal) (\(source.sampleRate) Hz, \(source.channels) ch)\n"
             }.joined()
         }
-        var text = "Sound server: \(listing.server)\n"
+        var text = "Sound server: \(listing.server.shownOnTerminal)\n"
         text += "Microphones (-D takes the name or part of the description; * is the default):\n"
         text += listing.microphones.isEmpty ? "    none\n" : lines(listing.microphones)
         text += "System audio (monitors: what the system plays):\n"

@@ -14,7 +14,7 @@ enum HarkMain {
         StopSignals.block()
         ProcessStart.reserveStandardDescriptors()
         if let argument = ProcessStart.argumentThatIsNotUTF8() {
-            Console.error("the argument '\(argument)' is not valid UTF-8; hark takes names and text in UTF-8 only")
+            Console.errorAlreadyShown("the argument '\(argument)' is not valid UTF-8; hark takes names and text in UTF-8 only")
             exit(ExitStatus.usage)
         }
         do {
@@ -40,8 +40,7 @@ enum HarkMain {
         } catch {
             let code = Hark.exitCode(for: error)
             if code == .success { Hark.exit(withError: error) }
-            let message = Hark.message(for: error)
-                .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
+            let message = Hark.usageErrorLine(Hark.message(for: error), orElse: error)
             Console.error("\(message) (see '\(Hark.helpCommand(for: Array(CommandLine.arguments.dropFirst())))')")
             exit(ExitStatus.usage)
         }
@@ -49,6 +48,17 @@ enum HarkMain {
 }
 
 extension Hark {
+    /// The parser's message as one line: without the list of values it may add on lines of their
+    /// own ("…one of the following:" then "  - value" lines). Not cut at any other newline: one
+    /// there is the user's (`--tag $'A\nB=x'`), and cutting at it lost the rest of the message;
+    /// Console shows it escaped.
+    static func usageErrorLine(_ message: String, orElse error: Error) -> String {
+        var line = message
+        if let valueList = line.firstRange(of: "\n  - ") { line = String(line[..<valueList.lowerBound]) }
+        while line.last == "\n" { line.removeLast() }
+        return line.isEmpty ? "\(error)" : line
+    }
+
     /// The help that explains a usage error in `arguments`: the deepest subcommand they name
     /// (`hark record --help`, `hark permissions log --help`), as `hark --help` lists no options.
     static func helpCommand(for arguments: [String]) -> String {
@@ -69,8 +79,7 @@ private func laterOutputOptions(_ segments: [[String]]) throws -> [OutputOptions
         do {
             return try OutputOptions.parse(segment)
         } catch {
-            let message = OutputOptions.message(for: error)
-                .split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? "\(error)"
+            let message = Hark.usageErrorLine(OutputOptions.message(for: error), orElse: error)
             throw ValidationError("output \(index + 2): \(message)")
         }
     }
@@ -120,9 +129,16 @@ struct CommandFailure: Error {
 
 /// Lines for the user on stderr. Written to file descriptor 2 directly: Swift 6 rejects glibc's
 /// `stderr` global, and stdout must stay clean for audio.
+///
+/// Each message is written as `shownOnTerminal`: messages quote file names (a glob in a shared
+/// folder, the access log's), device descriptions (a Bluetooth device names itself) and the
+/// user's arguments, and a control character in one broke the line in two or rewrote the
+/// terminal (an escape sequence in a file's name, printed by `hark repair *.flac`).
 enum Console {
-    static func error(_ message: String) { write("hark: \(message)\n") }
-    static func notice(_ message: String) { write("hark: \(message)\n") }
+    static func error(_ message: String) { write("hark: \(message.shownOnTerminal)\n") }
+    static func notice(_ message: String) { write("hark: \(message.shownOnTerminal)\n") }
+    /// A message whose quoted text is escaped already (bytes that are not UTF-8, as `\xNN`).
+    static func errorAlreadyShown(_ message: String) { write("hark: \(message)\n") }
     /// Text as it is, for the status line's carriage returns.
     static func raw(_ text: String) { write(text) }
 

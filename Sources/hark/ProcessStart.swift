@@ -58,7 +58,8 @@ enum ProcessStart {
         return nil
     }
 
-    /// `bytes` as text, each byte that is not part of valid UTF-8 written `\xNN`.
+    /// `bytes` as text, each byte that is not part of valid UTF-8 written `\xNN`, and the rest as
+    /// `shownOnTerminal` shows it (so a `\xNN` in the argument itself is told apart).
     private static func escaped(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var text = ""
         var parser = Unicode.UTF8.ForwardParser()
@@ -68,7 +69,7 @@ enum ProcessStart {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let encoded):
                 let scalar = Unicode.UTF8.decode(encoded)
-                if scalar == "\\" { text += "\\\\" } else { text.unicodeScalars.append(scalar) }
+                text += String(scalar).shownOnTerminal
                 position += encoded.count
             case .error(let length):
                 for byte in bytes[position..<position + length] { text += "\\x" + String(byte, radix: 16, uppercase: false).leftPadded(to: 2) }

@@ -33,7 +33,7 @@ struct StatusLine {
     private var lastLevels: LevelWindow?
 
     init(device: String, quiet: Bool) {
-        self.device = device
+        self.device = device.shownOnTerminal
         isEnabled = !quiet && isatty(STDERR_FILENO) == 1 && Self.canRedraw(term: Self.environment("TERM"))
         usesColour = Self.usesColour(noColor: Self.environment("NO_COLOR"))
     }

@@ -58,32 +58,19 @@ struct TagOptions: ParsableArguments {
         }
         for tag in tags {
             guard let equals = tag.firstIndex(of: "=") else {
-                throw ValidationError("tag '\(Self.printable(tag))' is not KEY=VALUE: it has no '='")
+                throw ValidationError("tag '\(tag)' is not KEY=VALUE: it has no '='")
             }
             let key = String(tag[..<equals])
             guard !key.isEmpty else {
-                throw ValidationError("tag '\(Self.printable(tag))' is not KEY=VALUE: the key is empty")
+                throw ValidationError("tag '\(tag)' is not KEY=VALUE: the key is empty")
             }
             if let character = StreamTags.invalidKeyCharacter(in: key) {
                 throw ValidationError("""
-                    tag '\(Self.printable(tag))' is not KEY=VALUE: a key is printable ASCII (0x20–0x7D), \
-                    and '\(Self.printable(String(character)))' is not
+                    tag '\(tag)' is not KEY=VALUE: a key is printable ASCII (0x20–0x7D), \
+                    and '\(character)' is not
                     """)
             }
             result.add(key, String(tag[tag.index(after: equals)...]))
-        }
-        return result
-    }
-
-    /// `text` with control characters written as `\u{…}`, so an error about it stays one line.
-    private static func printable(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.generalCategory == .control {
-                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
         }
         return result
     }

@@ -69,5 +69,9 @@ import Testing
         let backslash = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o"])) \"$(printf 'x\\134y\\377.flac')\"", rig: rig)
         #expect(backslash.errorLines == ["hark: the argument 'x\\\\y\\xff.flac' is not valid UTF-8; hark takes names and text in UTF-8 only"],
                 "\(backslash.standardError)")
+        // So is a control character: an escape sequence beside the stray byte reached the terminal.
+        let escape = try runInShell("exec \(harkCommand(["record", "-D", "filecap", "-d", "0.1", "-o"])) \"$(printf '\\033[2J\\377.flac')\"", rig: rig)
+        #expect(escape.errorLines == ["hark: the argument '\\x1b[2J\\xff.flac' is not valid UTF-8; hark takes names and text in UTF-8 only"],
+                "\(escape.standardError)")
     }
 }

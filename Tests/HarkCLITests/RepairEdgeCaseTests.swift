@@ -222,6 +222,21 @@ import Testing
         #expect(cutResult.errorLines == ["hark: \(cut): cannot repair (FLAC): the FLAC header is cut short: no audio to recover"])
     }
 
+    /// A file's name is anyone's choice (a glob over a shared folder names them all): one with an
+    /// escape sequence and a newline was printed as it was, so `hark repair *` cleared the screen
+    /// and showed a line the file made up. Each line now shows them escaped, and stays one line.
+    @Test func aFileNameWithControlCharactersIsShownEscapedOnOneLine() throws {
+        let rig = try ALSATestRig(input: Data(count: 4))
+        let name = "x\u{1B}[2J\nhark: fake.mp3"
+        let path = rig.path(name)
+        try Data(repeating: 0, count: 64).write(to: URL(fileURLWithPath: path))
+        let result = try RepairTools.repair([path], rig: rig)
+        #expect(result.status == 65)
+        #expect(result.errorLines == ["hark: \(rig.path("x\\x1b[2J\\nhark: fake.mp3")): cannot repair: not a FLAC, Ogg Opus or WAV file"],
+                "\(result.standardError)")
+        #expect(!result.standardError.contains("\u{1B}"))
+    }
+
     @Test func aCompressedWAVsDurationCountsItsBlocks() throws {
         let signal = TestSignal(format: Self.format, frames: 2 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)

@@ -50,7 +50,10 @@ import Testing
         Case(arguments: ["--tag", "TITLE"], exitCode: 64, mentions: "tag 'TITLE' is not KEY=VALUE"),
         Case(arguments: ["--tag", "TÍTLE=x"], exitCode: 64, mentions: "printable ASCII (0x20–0x7D), and 'Í' is not"),
         Case(arguments: ["--tag", "KEY~=x"], exitCode: 64, mentions: "and '~' is not"),
-        Case(arguments: ["--tag", "A\u{7}B=x"], exitCode: 64, mentions: "tag 'A\\u{7}B=x' is not KEY=VALUE"),
+        Case(arguments: ["--tag", "A\u{7}B=x"], exitCode: 64, mentions: "tag 'A\\x07B=x' is not KEY=VALUE"),
+        // A newline in a value was where the message was cut (to drop the parser's value lists).
+        Case(arguments: ["--tag", "A\nB=x"], exitCode: 64, mentions: "tag 'A\\nB=x' is not KEY=VALUE: a key is printable ASCII"),
+        Case(arguments: ["--bitrate", "9\u{1B}[2J\n6"], exitCode: 64, mentions: "The value '9\\x1b[2J\\n6' is invalid for '--bitrate"),
         Case(arguments: ["--ring-seconds", "0"], exitCode: 64, mentions: "ring size 0.0 s is outside 0.05–60"),
         Case(arguments: ["--bitrate", "96"], exitCode: 64, mentions: "--bitrate applies to Opus output"),
         Case(arguments: ["--cvbr"], exitCode: 64, mentions: "--cvbr applies to Opus output"),
