@@ -17,7 +17,9 @@ import Glibc
 /// Where the schema or key does not exist, or GIO is not installed, the switch is `.absent` and
 /// nothing changes. When the helper cannot be found or does not answer, the switch is
 /// `.unreadable`: it does not restrict (a broken install must not lock every user out), and
-/// `hark permissions` says so.
+/// `hark permissions` says so. A helper that ends after it has answered (killed from outside, the
+/// OOM killer) is started again, its last reading standing until the new one answers, at most
+/// `maximumRestarts` times; then the switch is `.unreadable`, which the recording says.
 public final class DesktopPrivacySwitch: Sendable {
     public enum Reading: Sendable, Equatable {
         /// The desktop forbids using the microphone.
@@ -39,6 +41,10 @@ public final class DesktopPrivacySwitch: Sendable {
     /// loaded machine (the test suite under sanitizers) can take seconds to start a process.
     static let firstReadingTimeoutMilliseconds: Int32 = 5000
 
+    /// How many times a helper that ended after answering is started again. More would be a
+    /// helper that cannot stay up (a broken GLib), spawning a process twice a second for good.
+    static let maximumRestarts = 3
+
     private struct Helper {
         var process: pid_t = 0
         /// Read end of the helper's stdout (non-blocking).
@@ -46,6 +52,8 @@ public final class DesktopPrivacySwitch: Sendable {
         /// Write end of the helper's stdin: held open while hark wants readings.
         var keepAlive: Int32 = -1
         var last: Reading?
+        /// Helpers started again after one ended unexpectedly (kept across restarts).
+        var restarts = 0
     }
 
     private let helper = Mutex(Helper())
@@ -171,7 +179,7 @@ public final class DesktopPrivacySwitch: Sendable {
             return
         }
         _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)
-        helper = Helper(process: process, readings: output[0], keepAlive: input[1], last: nil)
+        helper = Helper(process: process, readings: output[0], keepAlive: input[1], last: nil, restarts: helper.restarts)
     }
 
     private func awaitFirstReading(_ helper: inout Helper) {
@@ -208,11 +216,31 @@ public final class DesktopPrivacySwitch: Sendable {
             }
             if count < 0, errno == EINTR { continue }
             if count < 0, errno == EAGAIN { return }
-            // End of file: the helper is gone (it ends by itself after reporting "absent"). The
-            // last reading stands; a helper killed from outside leaves the switch as last seen.
-            stop(&helper, leaving: helper.last ?? .unreadable("hark-privacy-switch ended without a reading"))
+            // End of file: the helper is gone. It ends by itself only after reporting "absent";
+            // one that ended before answering at all is broken, not worth starting again.
+            switch helper.last {
+            case nil: stop(&helper, leaving: .unreadable("hark-privacy-switch ended without a reading"))
+            case .absent?, .unreadable?: stop(&helper, leaving: helper.last!)
+            case .microphoneOn?, .microphoneOff?: restart(&helper)
+            }
             return
         }
+    }
+
+    /// A helper that answered, then ended (killed from outside): without one, the switch turned
+    /// off later would go unseen and the recording go on. The new helper reports the switch as it
+    /// is when it starts, so a change made in between is seen; until then the last reading stands.
+    private func restart(_ helper: inout Helper) {
+        let lastReading = helper.last!
+        let restarts = helper.restarts + 1
+        stop(&helper, leaving: lastReading)
+        guard restarts <= Self.maximumRestarts, let command = helperCommand else {
+            helper.last = .unreadable("hark-privacy-switch ended \(restarts) times; it is not started again")
+            return
+        }
+        helper.restarts = restarts
+        start(command, into: &helper)
+        if helper.readings >= 0 { helper.last = lastReading }
     }
 
     private func stop(_ helper: inout Helper, leaving reading: Reading) {
@@ -225,7 +253,7 @@ public final class DesktopPrivacySwitch: Sendable {
                 _ = waitpid(helper.process, &status, 0)
             }
         }
-        helper = Helper(process: 0, readings: -1, keepAlive: -1, last: reading)
+        helper = Helper(process: 0, readings: -1, keepAlive: -1, last: reading, restarts: helper.restarts)
     }
 
     // MARK: Finding things

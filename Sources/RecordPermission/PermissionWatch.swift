@@ -26,6 +26,11 @@ public struct PermissionWatch {
     public private(set) var revocation: String?
     /// Changes in the directories of the store (and its revocation stamps) and of the policy.
     private let directories: DirectoryWatch
+    /// Whether the desktop switch could not be read, as the user was last told (at the start,
+    /// through `desktopSwitchAtStart()`, then through `takeWarning()`).
+    private var switchUnreadableSaid = false
+    /// A warning for the user, taken by `takeWarning()`.
+    private var pendingWarning: String?
 
     public init(gate: PermissionGate, resource: PermissionResource = .microphone) {
         self.gate = gate
@@ -72,6 +77,22 @@ public struct PermissionWatch {
     /// during a recording (a directory created then could not be watched), so ask before each wait.
     public var needsPolling: Bool { !directories.isAvailable }
 
+    /// The desktop switch's reading when the recording starts, which the caller says when it is
+    /// `.unreadable`; from then on `takeWarning()` says when it can no longer be read.
+    public mutating func desktopSwitchAtStart() -> DesktopPrivacySwitch.Reading {
+        let reading = gate.desktopSwitch.reading()
+        if case .unreadable = reading { switchUnreadableSaid = true }
+        return reading
+    }
+
+    /// A line for the user about the watch itself, once: the desktop switch could no longer be
+    /// read during the recording (its helper ended too often). The recording goes on, as one that
+    /// starts with the switch unreadable does, but it must not pass for the switch still on.
+    public mutating func takeWarning() -> String? {
+        defer { pendingWarning = nil }
+        return pendingWarning
+    }
+
     /// True once the resource was denied, reset or restricted since the watch was created.
     ///
     /// - A `deny` or `reset` of the resource revokes every kind of consent, "Allow Once" included
@@ -85,8 +106,15 @@ public struct PermissionWatch {
         directories.drain()
         let revoked = "\(resource.accessName) access was revoked"
         if gate.store.revocationToken(for: resource) != revocationToken { return revoke(revoked) }
-        if resource == .microphone, gate.desktopSwitch.forbidsMicrophone {
-            return revoke("microphone access was turned off in the desktop's privacy settings")
+        if resource == .microphone {
+            switch gate.desktopSwitch.reading() {
+            case .microphoneOff: return revoke("microphone access was turned off in the desktop's privacy settings")
+            case .unreadable(let reason) where !switchUnreadableSaid:
+                switchUnreadableSaid = true
+                pendingWarning = "warning: the desktop's microphone switch can no longer be read (\(reason)); "
+                    + "the recording goes on without it"
+            default: break
+            }
         }
         let store = SecureFile.fingerprint(gate.store.path)
         let policy = SecureFile.fingerprint(gate.locations.policyFile)

@@ -207,7 +207,7 @@ struct RecordCommand: ParsableCommand {
             watch.startsFrom(session.grant)
             // A desktop switch that cannot be read does not restrict (a broken install must not
             // lock every user out), but it is said, even with -q: its silence is not the switch on.
-            if choice.resource == .microphone, case .unreadable(let reason) = gate.desktopSwitch.reading() {
+            if choice.resource == .microphone, case .unreadable(let reason) = watch.desktopSwitchAtStart() {
                 Console.notice("warning: the desktop's microphone switch cannot be read (\(reason)); recording without it")
             }
             // The access log learns of every file a split starts, so an unfinished recording's
@@ -269,8 +269,14 @@ struct RecordCommand: ParsableCommand {
         // no change notification exists, which still stops a revoked recording within a second.
         let summary = session.waitUntilFinished(tickMilliseconds: statusLine.isEnabled ? 100 : nil) { progress in
             statusLine.update(progress)
-            return watch.isRevoked(consent: session.grant.consent)
+            let revoked: RecordingEnd? = watch.isRevoked(consent: session.grant.consent)
                 ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
+            if let warning = watch.takeWarning() {
+                // Even with -q, as at the start: the switch's silence is not the switch on.
+                statusLine.clear()
+                Console.notice(warning)
+            }
+            return revoked
         } watching: {
             watch.wakeDescriptors
         } pollMilliseconds: {

@@ -97,6 +97,42 @@ import Testing
         #expect(log.contains("\"ended\":\"revoked\""), "\(log)")
     }
 
+    /// A helper killed during a recording (the OOM killer, a `pkill`) left the switch as last read,
+    /// so turning it off afterwards went unseen and the recording went on (consent review,
+    /// 2026-11-28). hark starts the helper again, and the switch still stops the recording.
+    @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
+    func aHelperKilledDuringARecordingIsStartedAgainAndTheSwitchStillStopsIt() throws {
+        let signal = TestSignal(format: AccessLogTests.format, frames: 20 * 48_000)
+        let rig = try rig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        try setSwitch(microphoneDisabled: false, rig)
+        let output = rig.path("helper-killed.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 1)
+        let killed = try #require(Self.switchHelpers(of: recording.pid).first, "no hark-privacy-switch under hark")
+        kill(killed, SIGKILL)
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(10))
+        while !Self.switchHelpers(of: recording.pid).contains(where: { $0 != killed }), Date() < deadline { usleep(20_000) }
+        #expect(Self.switchHelpers(of: recording.pid).contains { $0 != killed }, "the helper was not started again")
+        try setSwitch(microphoneDisabled: true, rig)
+        let result = recording.wait(timeout: TestLoad.seconds(10))
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: microphone access was turned off in the desktop's privacy settings; the recording was stopped and finalized")
+        #expect(!result.standardError.contains("warning"), "one restart is not a switch that cannot be read: \(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
+    /// `pid`'s child processes that are the desktop switch's helper (a killed one until reaped).
+    static func switchHelpers(of pid: pid_t) -> [pid_t] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { pid_t($0) }
+        }.filter { child in
+            ((try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? "").hasPrefix("hark-privacy")
+        }
+    }
+
     @Test(.enabled(if: schemaInstalled, "needs gsettings-desktop-schemas and gsettings (scripts/install-deps)"))
     func whereTheSchemaIsNotInstalledNothingChanges() throws {
         let rig = try rig()

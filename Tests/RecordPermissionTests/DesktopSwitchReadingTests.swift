@@ -46,6 +46,57 @@ import Testing
         #expect(noSchemas.reading() == .absent)
     }
 
+    /// A helper that answered, then ended (killed from outside), is started again: the switch
+    /// turned off after that is still seen. Until the new helper answers, the last reading stands.
+    @Test func aHelperThatEndsAfterAnsweringIsStartedAgain() throws {
+        let started = NSTemporaryDirectory() + "hark-switch-started-\(UUID().uuidString)"
+        defer { unlink(started) }
+        // The first helper says "on" and ends; the second says "off" and stays.
+        let helper = reader("if [ -e '\(started)' ]; then printf 1; cat >/dev/null; else : > '\(started)'; printf 0; fi")
+        // The first helper's "on", unless the second answered within the same read.
+        var reading = helper.reading()
+        #expect(reading == .microphoneOn || reading == .microphoneOff)
+        let deadline = Date().addingTimeInterval(30)
+        while reading == .microphoneOn, Date() < deadline {
+            usleep(20_000)
+            reading = helper.reading()
+        }
+        #expect(reading == .microphoneOff, "the second helper's reading")
+    }
+
+    /// One that keeps ending is started again `maximumRestarts` times, then the switch cannot be
+    /// read, and the recording's watch says so once, keeping the recording going (as one started
+    /// with the switch unreadable goes on).
+    @Test func aHelperThatKeepsEndingLeavesTheSwitchUnreadableAndTheWatchSaysSo() throws {
+        let helper = reader("printf 0")
+        let places = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
+        try gate.setDecision(.authorized, for: .microphone)
+        var watch = PermissionWatch(gate: gate)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+            Issue.record("refused while the switch is on")
+            return
+        }
+        let atStart = watch.desktopSwitchAtStart()
+        #expect(atStart == .microphoneOn)
+        let deadline = Date().addingTimeInterval(30)
+        var warnings: [String] = []
+        while helper.reading() == .microphoneOn, Date() < deadline {
+            let revoked = watch.isRevoked(consent: grant.consent)
+            #expect(!revoked)
+            warnings += [watch.takeWarning()].compactMap { $0 }
+            usleep(20_000)
+        }
+        let expected = "hark-privacy-switch ended \(DesktopPrivacySwitch.maximumRestarts + 1) times; it is not started again"
+        #expect(helper.reading() == .unreadable(expected))
+        for _ in 0..<2 {
+            let revoked = watch.isRevoked(consent: grant.consent)
+            #expect(!revoked, "a switch that cannot be read does not restrict")
+            warnings += [watch.takeWarning()].compactMap { $0 }
+        }
+        #expect(warnings == ["warning: the desktop's microphone switch can no longer be read (\(expected)); the recording goes on without it"])
+    }
+
     @Test func switchedOffRestrictsTheMicrophoneOnlyAndNeverPrompts() throws {
         let helper = reader("printf 1; cat >/dev/null")
         let places = TemporaryLocations()
