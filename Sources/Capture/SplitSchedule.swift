@@ -54,6 +54,18 @@ public final class SplitSchedule: Sendable {
         return frame
     }
 
+    /// The split after `next`, left in the schedule. Real-time safe.
+    public var second: Int? {
+        var frame: Int?
+        _ = splits.withReadableRegions(maxFrames: 2) { regions in
+            guard regions.frameCount == 2 else { return 0 }
+            let secondRegion = regions.firstFrameCount == 2 ? regions.first : regions.second
+            frame = secondRegion.load(fromByteOffset: regions.firstFrameCount == 2 ? MemoryLayout<Int>.stride : 0, as: Int.self)
+            return 0
+        }
+        return frame
+    }
+
     /// Removes the split `next` returned, once it is reached. Real-time safe.
     public func removeNext() {
         let removed = splits.withReadableRegions(maxFrames: 1) { regions in regions.isEmpty ? 0 : 1 }

@@ -22,12 +22,17 @@ public protocol AudioEncoder: AnyObject {
     /// Bytes a header may add before the next frames are written: a file that starts with them
     /// (a split, a sound-activated recording's next file) begins with its header. 0 for one stream.
     var headerBytesAhead: Int { get }
+    /// How many of the next frames may be encoded with at most one file starting among them (the
+    /// one header `headerBytesAhead` keeps in reserve); nil for no bound (one stream). Encoder
+    /// thread only; real-time safe.
+    var framesBeforeSecondFileStart: Int? { get }
 }
 
 extension AudioEncoder {
     public var maximumBytesPerFrame: Double? { nil }
     public var maximumFinishBytes: Int? { nil }
     public var headerBytesAhead: Int { 0 }
+    public var framesBeforeSecondFileStart: Int? { nil }
 }
 
 /// Why an encoder stopped. Each case names a user-visible problem.

@@ -3,6 +3,9 @@ import Encoding
 import Realtime
 import RingBuffer
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One output's encoder thread loop: its lane's ring → encoder → output, until capture has
 /// finished and the ring is empty (or the output ends early: it failed, or reached `--max-size`),
@@ -110,6 +113,14 @@ final class EncoderLoop: @unchecked Sendable {
 
     /// Runs on the encoder thread.
     func run() {
+        #if DEBUG
+        // Debug builds only: an encoder that falls behind (a disk that stalls, a thread descheduled
+        // on a loaded machine) at will, so a test can find several seconds in the ring at its first
+        // drain (`HARK_DEBUG_ENCODER_START_DELAY_MS`).
+        if let delay = getenv("HARK_DEBUG_ENCODER_START_DELAY_MS").map({ atoi($0) }), delay > 0 {
+            MonotonicClock.sleep(nanoseconds: Int(delay) * 1_000_000)
+        }
+        #endif
         failure = drainUntilCaptureEnds()
         meter?.outputEnded()
         soundGate?.reportOpenSegment(self)
@@ -201,12 +212,19 @@ final class EncoderLoop: @unchecked Sendable {
     /// Encodes whole frames taken from the ring, under the size limit, and counts them. Returns
     /// the frames encoded: all of them, or fewer once the output reached its size limit.
     func encodeFrames(_ bytes: UnsafeRawBufferPointer) throws(EncoderError) -> Int {
-        let frames = framesUnderLimit(available: bytes.count / ring.bytesPerFrame)
-        guard frames > 0 else { return 0 }
-        try encoder.encode(UnsafeRawBufferPointer(rebasing: bytes[..<(frames * ring.bytesPerFrame)]))
-        framesEncoded.add(frames, ordering: .relaxed)
-        bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
-        return frames
+        let available = bytes.count / ring.bytesPerFrame
+        var encoded = 0
+        // In steps: one may stop short of the limit, at a second file's start.
+        while encoded < available {
+            let frames = framesUnderLimit(available: available - encoded)
+            guard frames > 0 else { break }
+            let start = encoded * ring.bytesPerFrame
+            try encoder.encode(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + frames * ring.bytesPerFrame)]))
+            encoded += frames
+            framesEncoded.add(frames, ordering: .relaxed)
+            bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
+        }
+        return encoded
     }
 
     /// Ends the output at its size limit now (sound activation: a segment that does not fit whole
@@ -232,6 +250,8 @@ final class EncoderLoop: @unchecked Sendable {
     }
 
     /// How many of `available` frames may be encoded under `--max-size` (all of them without one).
+    /// Fewer, short of the limit, where a second file would start among them (the one header kept
+    /// in reserve covers one; see `framesBeforeSecondFileStart`): the caller takes another step.
     ///
     /// The output may not pass the limit, and what frames will add is only known afterwards, so it
     /// is bounded by `bytesPerFrameBound` per frame, plus the final flush's reserve. Once fewer than one
@@ -242,6 +262,7 @@ final class EncoderLoop: @unchecked Sendable {
     private func framesUnderLimit(available: Int) -> Int {
         guard let maxBytes else { return available }
         if sizeLimitReached.load(ordering: .relaxed) { return 0 }
+        let available = min(available, encoder.framesBeforeSecondFileStart ?? .max)
         let room = maxBytes - encoder.bytesWritten - encoder.headerBytesAhead - flushReserveBytes
         let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }

@@ -216,6 +216,34 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// limit by its header when its first segment began.
     var headerBytesAhead: Int { headerBytes }
 
+    /// Frames up to the second file start ahead, at the earliest: so `--max-size`, which keeps one
+    /// header in reserve, is never passed by a second header (two SIGUSR1 splits, or a split and
+    /// a `--max-file-time` boundary, within one drain of a ring that fell behind). A lower bound
+    /// is enough (a step stops short, and the next goes on): starts are the next frame while no
+    /// file is open, each `--max-file-time` boundary, and the first two splits scheduled (a split
+    /// reached where a file is empty counts, though it starts none). Later splits come after these.
+    var framesBeforeSecondFileStart: Int? {
+        var first = Int.max
+        var second = Int.max
+        var candidates = (encoder == nil ? 0 : Int.max,
+                          framesPerFile.map { encoder == nil ? 0 : max(0, $0 - framesInFile) } ?? Int.max,
+                          splits.next.map { max(0, $0 - recordingFrames) } ?? Int.max,
+                          splits.second.map { max(0, $0 - recordingFrames) } ?? Int.max)
+        withUnsafeBytes(of: &candidates) { offsets in
+            for offset in offsets.bindMemory(to: Int.self) where offset != first {
+                if offset < first {
+                    second = first
+                    first = offset
+                } else if offset < second {
+                    second = offset
+                }
+            }
+        }
+        // After any start, the next boundary is a whole file later.
+        if let framesPerFile, first != Int.max { second = min(second, first + framesPerFile) }
+        return second == Int.max ? nil : second
+    }
+
     /// Flushes the current file to storage, and waits until the finished ones are.
     func synchronize() {
         if !awaitsFirstAudio { output.synchronize() }  // a file never named is given back

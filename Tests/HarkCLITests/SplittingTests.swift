@@ -161,6 +161,29 @@ import Testing
         #expect(date.timeIntervalSince1970 == first.timeIntervalSince1970.rounded(.down), "DATE \(date), first sample \(first)")
     }
 
+    /// `--max-size` keeps one header in reserve for a file starting among the frames it lets
+    /// through. An encoder behind (here held back 1.5 s, as a stalled disk or a loaded machine
+    /// holds it) found seconds of audio in its ring at one drain, and with `--max-file-time 1`
+    /// several files started in it: the parts together passed the limit by a header each. A
+    /// drain now stops at a second file's start, and the parts stay under the limit.
+    @Test func maxSizeHoldsWhenAnEncoderBehindStartsSeveralFilesInOneDrain() throws {
+        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        rig.extraEnvironment["HARK_DEBUG_ENCODER_START_DELAY_MS"] = "1500"
+        let limit = 600 * 1024  // a little over three seconds of WAV: reached in the first drain
+        let result = try runHark(["record", "-D", "filecap", "--ring-seconds", "8", "--max-file-time", "1",
+                                  "--max-size", "600k", "-o", rig.path("part.wav")], rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; size limit reached"), "\(result.standardError)")
+        let parts = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasPrefix("part") }
+        #expect(parts.count >= 3, "\(parts)")
+        let total = try parts.reduce(0) { sum, name in
+            sum + (try FileManager.default.attributesOfItem(atPath: rig.path(name))[.size] as? Int ?? 0)
+        }
+        #expect(total <= limit && total > limit * 9 / 10, "\(total) bytes in \(parts.count) parts for a \(limit)-byte limit")
+        #expect(result.standardError.contains(" \(total) bytes to "), "the summary counts every part: \(result.standardError)")
+    }
+
     @Test(arguments: ["flac", "opus"])
     func maxSizeStopsCleanlyJustUnderTheSize(codec: String) throws {
         let signal = TestSignal(format: Self.format, frames: 61 * 48_000)
