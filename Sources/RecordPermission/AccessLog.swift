@@ -110,7 +110,8 @@ public struct AccessLog: Sendable {
                 rename(path, rotatedPath)
             }
         }
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Read as well as written: the last byte is looked at (below).
+        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             let why = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
             throw PermissionChangeError(message: "cannot write the access log \(path): \(why)")
@@ -130,6 +131,13 @@ public struct AccessLog: Sendable {
                 + ", so hark does not write to it; move it away, or make it a private file of yours (chmod 600)")
         }
         if info.st_mode & 0o777 != 0o600 { _ = fchmod(descriptor, 0o600) }
+        // A line cut short (a full disk's short write, a power cut) has no newline: this line
+        // starts on one of its own, or it was glued to the torn one and both were lost to readers.
+        // (Two writers doing this at once leave an empty line, which readers skip.)
+        var lastByte: UInt8 = 0x0A
+        if info.st_size > 0, pread(descriptor, &lastByte, 1, info.st_size - 1) == 1, lastByte != 0x0A {
+            line.insert(0x0A, at: 0)
+        }
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
         guard written == line.count else {
             throw PermissionChangeError(message: "cannot write the access log \(path): \(String(cString: strerror(errno)))")

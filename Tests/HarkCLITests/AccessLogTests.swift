@@ -54,6 +54,28 @@ import Testing
         #expect(try runHark(["permissions", "log", "--app", "../hark"], rig: rig).status == 64)
     }
 
+    /// A line cut short (a full disk's short write, a power cut) has no newline; the next line
+    /// was glued to it, and both were lost to every reader: a recording killed next was not found
+    /// to repair, its `started` line being the one glued. It now starts on a line of its own.
+    @Test func aLineCutShortDoesNotTakeTheNextRecordingsStartWithIt() throws {
+        let signal = TestSignal(format: Self.format, frames: 30 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        #expect(try runHark(["record", "-q", "-D", "filecap", "-d", "0.5", "-o", rig.path("a.flac")], rig: rig).status == 0)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: rig.accessLogFile))
+        try whole.dropLast(30).write(to: URL(fileURLWithPath: rig.accessLogFile))
+        let killed = rig.path("killed.flac")
+        let recording = try startHark(["record", "-q", "-D", "pacedcap", "-d", "30", "-o", killed], rig: rig)
+        try OutputGrowth.waitForFLACAudio(killed, seconds: 0.5)
+        recording.send(SIGKILL)
+        _ = recording.wait(timeout: 10)
+        let listed = try RepairTools.repair(["--unfinished"], rig: rig)
+        #expect(listed.status == 2, "\(listed.standardError)")
+        // The first recording is listed too (its end was the line torn); it needs nothing.
+        #expect(listed.errorLines.contains { $0.contains("unfinished recording started") && $0.contains(killed) },
+                "\(listed.standardError)")
+    }
+
     /// A fresh user has no permission store at all; "Allow Once" stores nothing, so there is none
     /// while its recording runs. A reset then still stops it (it said "reset" and changed nothing).
     /// A file name with a newline and an escape sequence in it is shown escaped by
