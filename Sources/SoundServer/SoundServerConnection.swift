@@ -155,6 +155,43 @@ public final class SoundServerConnection {
         return collector.rawSources.map { $0.markingDefault(defaultSource) }
     }
 
+    /// The sources that the record streams of process `processID` read now, one per stream, in
+    /// the server's order: streams this connection did not make (ALSA's plugin makes its own), found
+    /// by the `application.process.id` libpulse puts on every stream. A source that went away
+    /// between the two questions is left out. Takes in what the server sent since the last
+    /// exchange first, and gives this one `timeoutMilliseconds`.
+    /// The corresponding C functions are `pa_context_get_source_output_info_list` and
+    /// `pa_context_get_source_info_by_index`.
+    public func sourcesRecorded(byProcess processID: Int32, timeoutMilliseconds: Int = 1000) throws(SoundServerError) -> [SoundServerSource] {
+        guard readyForStream(timeoutMilliseconds: timeoutMilliseconds) else {
+            throw .failed("the sound server went away: \(errorText())")
+        }
+        let collector = Collector()
+        collector.library = library
+        collector.processID = String(processID)
+        let operation = library.contextGetSourceOutputInfoList(context, { _, info, endOfList, userdata in
+            guard endOfList == 0, let info, let userdata else { return }
+            let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
+            guard let library = collector.library, let list = info.pointee.proplist,
+                  let process = library.proplistGets(list, "application.process.id"),
+                  String(cString: process) == collector.processID else { return }
+            collector.sourceIndices.append(info.pointee.source)
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        try waitFor(operation, "the list of recording streams")
+        var sources: [SoundServerSource] = []
+        for index in collector.sourceIndices {
+            collector.identified = nil
+            let operation = library.contextGetSourceInfoByIndex(context, index, { _, info, endOfList, userdata in
+                guard endOfList == 0, let info, let userdata else { return }
+                let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
+                collector.identified = collector.source(from: info.pointee)
+            }, Unmanaged.passUnretained(collector).toOpaque())
+            try waitFor(operation, "a recording stream's source")
+            if let source = collector.identified { sources.append(source) }
+        }
+        return sources
+    }
+
     // MARK: The main loop
 
     /// Runs libpulse's main loop until `isDone` or the deadline.
@@ -202,6 +239,9 @@ public final class SoundServerConnection {
         /// The source `identify` was answered for.
         var identified: SoundServerSource?
         var rawSources: [SoundServerSource] = []
+        /// `sourcesRecorded(byProcess:)`: the process asked about, and its streams' sources.
+        var processID = ""
+        var sourceIndices: [UInt32] = []
 
         func source(from info: pa_source_info) -> SoundServerSource {
             func property(_ key: String) -> String? {

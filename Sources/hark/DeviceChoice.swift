@@ -21,6 +21,10 @@ struct DeviceChoice {
     /// The connection made to the sound server while looking the name up, for the recording's
     /// stream (`RecordingSession`'s `soundServer`); nil when the audio comes through ALSA.
     let soundServer: SoundServerConnection?
+    /// The connection that asked, when the audio comes through ALSA from a definition that leads
+    /// to the server's plugin: the plugin's stream can be moved, so the session keeps asking which
+    /// source it reads (`PluginStreamWatch`).
+    let pluginServer: SoundServerConnection?
 
     /// Through what the audio comes: the sound server's own stream for its sources, for `pulse` and
     /// `pulse:SOURCE`, and for ALSA's `default` where that is the server's plugin (a desktop);
@@ -37,9 +41,11 @@ struct DeviceChoice {
         if case .soundServer = route {
             soundServer = connection
             soundServerSource = source ?? reached
+            pluginServer = nil
         } else {
             soundServer = nil
             soundServerSource = nil
+            pluginServer = reached != nil ? connection : nil
         }
     }
 

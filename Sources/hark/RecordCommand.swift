@@ -263,14 +263,16 @@ struct RecordCommand: ParsableCommand {
         }
 
         var statusLine = StatusLine(device: device, quiet: quiet)
+        let pluginStream = PluginStreamWatch(choice: choice)
         // The session's thread sleeps until something happens (#16): a signal, the encoders
         // finishing, a change of the permission files or the desktop switch (the watch's
         // descriptors). It wakes on a timer only for a status line (10 Hz), or twice a second where
         // no change notification exists, which still stops a revoked recording within a second.
         let summary = session.waitUntilFinished(tickMilliseconds: statusLine.isEnabled ? 100 : nil) { progress in
             statusLine.update(progress)
-            let revoked: RecordingEnd? = watch.isRevoked(consent: session.grant.consent)
+            var revoked: RecordingEnd? = watch.isRevoked(consent: session.grant.consent)
                 ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
+            if revoked == nil, let moved = pluginStream?.revocation() { revoked = .permissionRevoked(because: moved) }
             if let warning = watch.takeWarning() {
                 // Even with -q, as at the start: the switch's silence is not the switch on.
                 statusLine.clear()
@@ -280,7 +282,7 @@ struct RecordCommand: ParsableCommand {
         } watching: {
             watch.wakeDescriptors
         } pollMilliseconds: {
-            watch.needsPolling ? 500 : nil
+            watch.needsPolling || pluginStream != nil ? 500 : nil
         }
         statusLine.clear()
         logAccess(summary, grant: session.grant, started: session.startTime, device: device, recordingID: recordingStart.id,

@@ -59,6 +59,32 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// An ALSA definition of the user's over the server's plugin is recorded through the plugin's
+    /// own stream, which can be moved: to another microphone the recording goes on; to a monitor
+    /// (what the system plays, on the microphone's grant) it stops as a revocation does, finalized.
+    /// Until 2026-11-28 it recorded the monitor on.
+    @Test func thePluginsStreamMovedToAMonitorStopsTheRecording() throws {
+        let (rig, _) = try rig()
+        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
+        configuration.seekToEndOfFile()
+        configuration.write(Data("\npcm.mic { type pulse; device \"yeti\" }\n".utf8))
+        try configuration.close()
+        let output = rig.path("moved.flac")
+        let recording = try startHark(["record", "-D", "mic", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let stream = try Self.harksStream(rig)
+        #expect(stream.source == (try Self.sourceIndex("yeti", rig)))
+        #expect(try runTool("pactl", ["move-source-output", stream.index, "usbmic"], environment: rig.environment).status == 0)
+        usleep(1_500_000)  // three of the session's checks: another microphone is no reason to stop
+        #expect(recording.process.isRunning, "stopped on a move to another microphone")
+        #expect(try runTool("pactl", ["move-source-output", stream.index, "vmic.monitor"], environment: rig.environment).status == 0)
+        let result = recording.wait(timeout: TestLoad.seconds(10))
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(result.errorLines.last == "hark: the recording's stream was moved to what the system plays ('vmic.monitor'), "
+            + "which needs system-audio access; the recording was stopped and finalized", "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     /// With module-rescue-streams loaded (PulseAudio's default configuration loads it), a movable
     /// stream whose source went away was moved to another source and the recording went on from it.
     @Test func aSourceThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
