@@ -38,6 +38,9 @@ public final class CaptureLane: @unchecked Sendable {
     /// drops (an encoder stalled for seconds drops every period) becomes one gap, scheduled
     /// before the ring takes its next frame (`padDroppedFrames`). Capture thread only.
     private var framesDroppedUnscheduled = 0
+    /// Frames dropped with no silence in their place (no `--pad-overruns`, or a full schedule):
+    /// this output's own count of frames is behind the capture's by these. Capture thread only.
+    private(set) var framesLeftOut = 0
     /// Frames the encoder keeps in the ring on purpose (a sound-activated recording's pre-roll):
     /// not counted towards `wakeFrames`, so an armed encoder sleeps as long as any other. Written
     /// by the encoder thread, read by the capture thread; relaxed: a stale value moves one wake-up
@@ -97,8 +100,15 @@ public final class CaptureLane: @unchecked Sendable {
     /// the gap `padDroppedFrames` schedules. Capture thread only; real-time safe.
     func drop(_ frames: Int) {
         framesDropped.add(frames, ordering: .relaxed)
-        if silence != nil { framesDroppedUnscheduled += frames }
+        if silence != nil { framesDroppedUnscheduled += frames } else { framesLeftOut += frames }
     }
+
+    /// Where the recording's frame `captured` (the capture's count) is in this output's own count
+    /// of frames, the one its encoder keeps: behind by the frames it lost with no silence in their
+    /// place. A split (SIGUSR1) scheduled there starts every output's file at the same moment;
+    /// at the capture's count, an output that had dropped frames split that much later in its
+    /// audio. Capture thread only.
+    func outputFrame(ofCaptured captured: Int) -> Int { captured - framesLeftOut }
 
     /// Schedules silence for the frames dropped since the ring last took any, where they were
     /// dropped: after the `framesCommitted` frames the ring has taken. Called before the ring
@@ -111,6 +121,8 @@ public final class CaptureLane: @unchecked Sendable {
         if silence.schedule(SilenceSchedule.Gap(position: framesCommitted, frames: framesDroppedUnscheduled)) {
             framesDroppedPadded.add(framesDroppedUnscheduled, ordering: .relaxed)
             dataReady.signal()
+        } else {
+            framesLeftOut += framesDroppedUnscheduled
         }
         framesDroppedUnscheduled = 0
     }

@@ -154,8 +154,8 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
         }
 
         while !monitor.isStopRequested {
-            // A new file asked for: at the count now, which every frame committed to any ring is
-            // at or before, scheduled in each splitting lane before another frame is committed
+            // A new file asked for: at the count now (in each output's own count of frames), which
+            // every frame committed to any ring is at or before, scheduled in each splitting lane before another frame is committed
             // (`SplitSchedule` says why the frame is chosen here and how it is ordered). A full
             // schedule leaves that output without this split.
             let splitsRequested = monitor.splitsRequested
@@ -164,7 +164,7 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
                 if captured != lastSplitFrame {
                     lastSplitFrame = captured
                     for lane in lanes where !lane.isClosed {
-                        if lane.splits?.schedule(atFrame: captured) == true { lane.dataReady.signal() }
+                        if lane.splits?.schedule(atFrame: lane.outputFrame(ofCaptured: captured)) == true { lane.dataReady.signal() }
                     }
                 }
             }

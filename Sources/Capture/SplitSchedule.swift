@@ -1,8 +1,10 @@
 import RingBuffer
 
 /// The recording frames at which an output starts a new file because SIGUSR1 asked for one, as
-/// the capture thread chose them: every output splits at the same frame however far behind its
-/// encoder is, and two signals in quick succession are two splits in every output.
+/// the capture thread chose them: every output splits at the same moment of the recording however
+/// far behind its encoder is (the same frame of the capture, given in the output's own count of
+/// frames, which is behind by those it dropped with no silence in their place:
+/// `CaptureLane.outputFrame`), and two signals in quick succession are two splits in every output.
 ///
 /// Why the capture thread chooses the frame: it is the one thread that knows no encoder has passed
 /// it. The session thread's own reading of the capture's count could be stale by the time each

@@ -3,9 +3,6 @@ import Encoding
 import Realtime
 import RingBuffer
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One output's encoder thread loop: its lane's ring → encoder → output, until capture has
 /// finished and the ring is empty (or the output ends early: it failed, or reached `--max-size`),
@@ -113,14 +110,6 @@ final class EncoderLoop: @unchecked Sendable {
 
     /// Runs on the encoder thread.
     func run() {
-        #if DEBUG
-        // Debug builds only: an encoder that falls behind (a disk that stalls, a thread descheduled
-        // on a loaded machine) at will, so a test can find several seconds in the ring at its first
-        // drain (`HARK_DEBUG_ENCODER_START_DELAY_MS`).
-        if let delay = getenv("HARK_DEBUG_ENCODER_START_DELAY_MS").map({ atoi($0) }), delay > 0 {
-            MonotonicClock.sleep(nanoseconds: Int(delay) * 1_000_000)
-        }
-        #endif
         failure = drainUntilCaptureEnds()
         meter?.outputEnded()
         soundGate?.reportOpenSegment(self)

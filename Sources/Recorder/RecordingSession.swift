@@ -180,9 +180,9 @@ public final class RecordingSession {
     /// Returns how the capture thread is scheduled.
     public func start() throws(RecordingError) -> ThreadScheduling {
         let runCapture = captureThreadBody(device)
-        for output in outputs {
+        for (position, output) in outputs.enumerated() {
             do throws(ThreadStartError) {
-                try output.start()
+                try output.start(position: position)
             } catch {
                 abandonStart()
                 throw .system("\(error)")

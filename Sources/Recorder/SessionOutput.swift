@@ -216,11 +216,31 @@ final class SessionOutput {
         }
     }
 
-    /// Starts the encoder thread.
-    func start() throws(ThreadStartError) {
+    /// Starts the encoder thread of the output at `position` (0 for the first `-o`).
+    func start(position: Int) throws(ThreadStartError) {
         let loop = self.loop
+        #if DEBUG
+        let delay = Self.debugStartDelayMilliseconds(position: position)
+        thread = try PosixThread(name: "hark-encode") {
+            if delay > 0 { MonotonicClock.sleep(nanoseconds: delay * 1_000_000) }
+            loop.run()
+        }
+        #else
         thread = try PosixThread(name: "hark-encode") { loop.run() }
+        #endif
     }
+
+    #if DEBUG
+    /// Debug builds only: an encoder that falls behind at will (a disk that stalls, a thread
+    /// descheduled on a loaded machine), so a test finds seconds in its ring at the first drain or
+    /// makes one output's ring overflow. `HARK_DEBUG_ENCODER_START_DELAY_MS` is one delay for every
+    /// output, or one per output separated by commas (`0,2000`: the second output's alone).
+    static func debugStartDelayMilliseconds(position: Int) -> Int {
+        guard let value = getenv("HARK_DEBUG_ENCODER_START_DELAY_MS") else { return 0 }
+        let delays = String(cString: value).split(separator: ",").map { Int($0) ?? 0 }
+        return delays.count == 1 ? delays[0] : position < delays.count ? delays[position] : 0
+    }
+    #endif
 
     /// Waits for the encoder thread, then for every file to be on storage.
     func joinAndSynchronize() {

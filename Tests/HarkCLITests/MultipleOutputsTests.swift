@@ -225,6 +225,37 @@ import Testing
         expectInputOrSilence(decodeRawSamples(written, bitsPerSample: 16), of: signal, dropped: dropped)
     }
 
+    /// SIGUSR1 splits every output at the same moment of the recording, also one whose ring
+    /// dropped frames with no silence in their place (its encoder held back 2.5 s, as a stalled
+    /// disk holds it, with a ring of half a second): its count of frames is behind the capture's
+    /// by those, and split at the capture's count its new file began that much later in the
+    /// audio than the other output's.
+    @Test func aSplitStartsEveryOutputsFileAtTheSameMomentAfterOneDroppedFrames() throws {
+        let signal = TestSignal(format: Self.format, frames: 12 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        rig.extraEnvironment["HARK_DEBUG_ENCODER_START_DELAY_MS"] = "0,2500"
+        let a = rig.path("a.flac"), b = rig.path("b.flac")
+        let recording = try startHark(["record", "-D", "pacedcap", "-d", "10", "--ring-seconds", "0.5", "--no-loudness",
+                                       "-o", a, "-o", b], rig: rig)
+        try OutputGrowth.waitForFLACAudio(b, seconds: 0.5)
+        recording.send(SIGUSR1)
+        let result = recording.wait(timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let bLine = try #require(Self.outputLine(result.standardError, "\(b), \(rig.path("b-2.flac"))"), "\(result.standardError)")
+        let dropped = try #require(Self.number(before: "frames? dropped", in: bLine), "\(bLine)")
+        try #require(dropped > 24_000, "the held-back output dropped frames: \(bLine)")
+        let aSecond = try FLACTools.decode(rig.path("a-2.flac"), bitsPerSample: 16)
+        let bSecond = try FLACTools.decode(rig.path("b-2.flac"), bitsPerSample: 16)
+        try #require(aSecond.count >= 96_000 && bSecond.count >= 96_000, "\(aSecond.count / 2), \(bSecond.count / 2) frames")
+        // Both second files begin with the same input frame (the input's frames are all distinct).
+        expectSameElements(bSecond.prefix(96_000), aSecond.prefix(96_000), "b-2.flac begins where a-2.flac does")
+        // And what both hold together is the input, the held-back output's less its drops.
+        let aFirst = try FLACTools.decode(a, bitsPerSample: 16)
+        let bFirst = try FLACTools.decode(b, bitsPerSample: 16)
+        #expect(aFirst.count - bFirst.count == 2 * dropped, "\(aFirst.count / 2) and \(bFirst.count / 2) frames before the split")
+    }
+
     @Test func usageErrorsNameTheOutput() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4800).alsaBytes)
         let cases: [([String], String)] = [
