@@ -28,6 +28,7 @@ let benchmarks: @Sendable () -> Void = {
     registerEncoderBenchmarks()
     registerLoudnessBenchmarks()
     registerSessionBenchmark()
+    registerSoundServerSessionBenchmark()
     registerAccessLogBenchmark()
 }
 
