@@ -38,8 +38,10 @@ public final class DesktopPrivacySwitch: Sendable {
     public static let settingsPlace = "the desktop's Settings › Privacy › Microphone (org.gnome.desktop.privacy disable-microphone)"
 
     /// How long the first reading may take: the helper loads GIO and the schemas. Generous, because a
-    /// loaded machine (the test suite under sanitizers) can take seconds to start a process.
-    static let firstReadingTimeoutMilliseconds: Int32 = 5000
+    /// loaded machine (the test suite under sanitizers) can take seconds to start a process. A
+    /// helper that has not answered by then is left running: the switch is `.unreadable` until it
+    /// answers, and its reading counts from then on (an "off" then stops a recording).
+    static let firstReadingTimeoutMilliseconds = 5000
 
     /// How many times a helper that ended after answering is started again. More would be a
     /// helper that cannot stay up (a broken GLib), spawning a process twice a second for good.
@@ -57,6 +59,7 @@ public final class DesktopPrivacySwitch: Sendable {
     }
 
     private let helper = Mutex(Helper())
+    private let firstReadingTimeoutMilliseconds: Int
     /// The helper's program and arguments.
     private let helperCommand: [String]?
     private let schemasMayExist: @Sendable () -> Bool
@@ -72,8 +75,15 @@ public final class DesktopPrivacySwitch: Sendable {
     /// The same with a command of any program that speaks the helper's protocol (tests give a
     /// shell one-liner: a script file written just before would race other threads' fork and exec
     /// into ETXTBSY).
-    public init(helperCommand: [String]?, schemasMayExist: @escaping @Sendable () -> Bool) {
+    public convenience init(helperCommand: [String]?, schemasMayExist: @escaping @Sendable () -> Bool) {
+        self.init(helperCommand: helperCommand, schemasMayExist: schemasMayExist,
+                  firstReadingTimeoutMilliseconds: Self.firstReadingTimeoutMilliseconds)
+    }
+
+    /// The same with a shorter wait for the first reading (tests of a helper that answers late).
+    init(helperCommand: [String]?, schemasMayExist: @escaping @Sendable () -> Bool, firstReadingTimeoutMilliseconds: Int) {
         precondition(helperCommand.map { !$0.isEmpty } ?? true, "a helper command names a program")
+        self.firstReadingTimeoutMilliseconds = firstReadingTimeoutMilliseconds
         self.helperCommand = helperCommand
         self.schemasMayExist = schemasMayExist
     }
@@ -183,12 +193,14 @@ public final class DesktopPrivacySwitch: Sendable {
     }
 
     private func awaitFirstReading(_ helper: inout Helper) {
-        let deadline = Self.milliseconds() + Int(Self.firstReadingTimeoutMilliseconds)
+        let deadline = Self.milliseconds() + firstReadingTimeoutMilliseconds
         while helper.last == nil, helper.readings >= 0 {
             var descriptor = pollfd(fd: helper.readings, events: Int16(POLLIN), revents: 0)
             let left = deadline - Self.milliseconds()
             guard left > 0 else {
-                stop(&helper, leaving: .unreadable("hark-privacy-switch did not answer within \(Self.firstReadingTimeoutMilliseconds) ms"))
+                // Left running: until 2026-11-28 it was stopped, and an "off" it would have
+                // reported a moment later was never seen.
+                helper.last = .unreadable("hark-privacy-switch did not answer within \(firstReadingTimeoutMilliseconds) ms")
                 return
             }
             if poll(&descriptor, 1, Int32(left)) < 0, errno != EINTR { break }

@@ -113,7 +113,9 @@ public struct PermissionWatch {
                 switchUnreadableSaid = true
                 pendingWarning = "warning: the desktop's microphone switch can no longer be read (\(reason)); "
                     + "the recording goes on without it"
-            default: break
+            case .unreadable: break
+            // Read again (a helper that answered late): losing it again is said again.
+            case .microphoneOn, .absent: switchUnreadableSaid = false
             }
         }
         let store = SecureFile.fingerprint(gate.store.path)

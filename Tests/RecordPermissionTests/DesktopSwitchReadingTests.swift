@@ -97,6 +97,33 @@ import Testing
         #expect(warnings == ["warning: the desktop's microphone switch can no longer be read (\(expected)); the recording goes on without it"])
     }
 
+    /// A helper that answers after the first reading's wait is left running: the switch is
+    /// unreadable (the recording says so and goes on), and the "off" it then reports revokes the
+    /// recording. It was stopped at the wait's end, and its answer never seen.
+    @Test func aHelperThatAnswersLateIsStillHeard() throws {
+        let helper = DesktopPrivacySwitch(helperCommand: ["/bin/sh", "-c", "sleep 1; printf 1; cat >/dev/null"],
+                                          schemasMayExist: { true }, firstReadingTimeoutMilliseconds: 100)
+        let places = TemporaryLocations()
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
+        try gate.setDecision(.authorized, for: .microphone)
+        var watch = PermissionWatch(gate: gate)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+            Issue.record("refused while the switch could not be read")
+            return
+        }
+        let atStart = watch.desktopSwitchAtStart()
+        #expect(atStart == .unreadable("hark-privacy-switch did not answer within 100 ms"))
+        let deadline = Date().addingTimeInterval(30)
+        var revoked = false
+        while !revoked, Date() < deadline {
+            revoked = watch.isRevoked(consent: grant.consent)
+            if !revoked { usleep(20_000) }
+        }
+        #expect(revoked)
+        #expect(watch.revocation == "microphone access was turned off in the desktop's privacy settings")
+        #expect(watch.takeWarning() == nil, "the start said it could not be read; nothing more until it could")
+    }
+
     @Test func switchedOffRestrictsTheMicrophoneOnlyAndNeverPrompts() throws {
         let helper = reader("printf 1; cat >/dev/null")
         let places = TemporaryLocations()
