@@ -18,7 +18,12 @@ enum FLACRepair {
             let what = bytes.count > metadata.audioStart ? "no intact audio frame" : "no audio after the header"
             return RepairAnalysis(container: .flac, problems: [what], seconds: 0, verdict: .unrepairable("\(what): nothing to recover"))
         }
-        let nominalBlockSize = stream.maximumBlockSize > 0 ? stream.maximumBlockSize : first.header.blockSize
+        // A fixed block size stream numbers its frames in blocks of the size all but its last frame
+        // have: the first kept frame's, when another follows it. STREAMINFO's maximum only for a
+        // lone frame (it may be the stream's short last one): taken always, a maximum that lied
+        // (8192 over frames of 4096) put silence after every frame of a whole file.
+        let nominalBlockSize = walk.frames.count > 1 || stream.maximumBlockSize < first.header.blockSize
+            ? first.header.blockSize : stream.maximumBlockSize
         var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first.header.isVariableBlockSize)
         var problems: [String] = []
         var damageNotes: [String] = []
@@ -35,6 +40,13 @@ enum FLACRepair {
             if start < layout.nextSample { droppedFrames += 1; continue }
             if start > layout.nextSample {
                 let missing = start - layout.nextSample
+                // More than an hour lost between two intact frames is frame numbers not to be
+                // trusted, not audio to make silence of (a frame numbered 2^31 asked for days of it).
+                guard missing <= UInt64(3_600 * stream.sampleRate) else {
+                    let text = "frame numbers jump by \(durationText(Double(missing) / Double(stream.sampleRate))) "
+                        + "at byte \(frame.range.lowerBound): not audio hark can place"
+                    return RepairAnalysis(container: .flac, problems: [text], seconds: 0, verdict: .unrepairable(text))
+                }
                 damageNotes.append(silenced(missing, at: layout.nextSample, of: stream, damage: "\(pendingDamage) damaged bytes"))
                 layout.appendSilence(samples: missing)
             } else {
@@ -206,7 +218,7 @@ private struct FrameLayout {
         for frame in frames { byStart[frame.start] = frame }
         var previous: UInt64?
         for point in real {
-            guard let frame = byStart[point.sample], frame.offset == Int(point.offset), frame.blockSize == point.frameSamples,
+            guard let frame = byStart[point.sample], UInt64(frame.offset) == point.offset, frame.blockSize == point.frameSamples,
                   previous.map({ point.sample > $0 }) ?? true
             else { return .wrong }
             previous = point.sample

@@ -147,23 +147,40 @@ enum OggOpusRepair {
         var lacing: [UInt8] = []
         var body: [UInt8] = []
         var pageSamples = 0
+        // Whether the page being filled begins with the rest of a packet from the page before.
+        var continues = false
         for (index, packet) in audio.enumerated() {
-            let packetLacing = OggPageHeader.lacing(forPacketOf: packet.length)
+            var packetLacing = OggPageHeader.lacing(forPacketOf: packet.length)
             if !lacing.isEmpty && (lacing.count + packetLacing.count > 255 || pageSamples + packet.samples > samplesPerRebuiltPage) {
-                segments.append(.bytes(OggPageHeader.build(flags: 0, granule: granule, serial: stream.pages[0].serial, sequence: sequence, lacing: lacing, body: body)))
+                segments.append(.bytes(OggPageHeader.build(flags: continues ? OggPageHeader.continued : 0, granule: granule,
+                                                           serial: stream.pages[0].serial, sequence: sequence, lacing: lacing, body: body)))
                 sequence &+= 1
-                lacing = []; body = []; pageSamples = 0
+                lacing = []; body = []; pageSamples = 0; continues = false
             }
-            // A packet of more than 255 × 255 bytes would need to span pages; Opus packets are far smaller.
-            lacing += packetLacing
+            var packetBody: ArraySlice<UInt8>
             switch packet {
-            case .kept(let kept): body += stream.bytes(of: kept, in: bytes)
-            case .silent(let silence, _): body += silence
+            case .kept(let kept): packetBody = stream.bytes(of: kept, in: bytes)[...]
+            case .silent(let silence, _): packetBody = silence[...]
             }
+            // A packet of 255 × 255 bytes or more (padding makes one legal Opus; a page holds 255
+            // lacing values) spans pages: whole pages of it, which complete no packet (granule -1),
+            // then its rest begins the next page. It trapped here until 2026-11-28.
+            while packetLacing.count > 255 {
+                segments.append(.bytes(OggPageHeader.build(flags: continues ? OggPageHeader.continued : 0, granule: -1,
+                                                           serial: stream.pages[0].serial, sequence: sequence,
+                                                           lacing: Array(packetLacing.prefix(255)), body: Array(packetBody.prefix(255 * 255)))))
+                sequence &+= 1
+                packetLacing.removeFirst(255)
+                packetBody = packetBody.dropFirst(255 * 255)
+                continues = true
+            }
+            lacing += packetLacing
+            body += packetBody
             pageSamples += packet.samples
             granule += Int64(packet.samples)
             if index == audio.count - 1 {
-                segments.append(.bytes(OggPageHeader.build(flags: OggPageHeader.endOfStream, granule: min(granule, finalGranule),
+                segments.append(.bytes(OggPageHeader.build(flags: OggPageHeader.endOfStream | (continues ? OggPageHeader.continued : 0),
+                                                           granule: min(granule, finalGranule),
                                                            serial: stream.pages[0].serial,
                                                            sequence: sequence, lacing: lacing, body: body)))
             }

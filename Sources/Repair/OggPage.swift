@@ -3,6 +3,8 @@ import Encoding
 /// An Ogg page's header (RFC 3533 §6), read and checked, and new pages built for a repair.
 struct OggPageHeader {
     static let continued: UInt8 = 0x01
+    /// 2^40 samples at 48 kHz, 265 days: any larger granule is damage, not a position.
+    static let maximumTrustedGranule: Int64 = 1 << 40
     static let beginningOfStream: UInt8 = 0x02
     static let endOfStream: UInt8 = 0x04
     static let fixedHeaderLength = 27
@@ -30,8 +32,11 @@ struct OggPageHeader {
         let segments = Int(bytes[offset + 26])
         guard offset + fixedHeaderLength + segments <= bytes.count else { return nil }
         let lacing = Array(bytes[(offset + fixedHeaderLength)..<(offset + fixedHeaderLength + segments)])
+        // A granule below -1 (the only "none") or past `maximumTrustedGranule` is taken for none:
+        // such values overflowed the repair's sums (a trap until 2026-11-28).
+        let granule = Int64(bitPattern: bytes.littleEndian(at: offset + 6, bytes: 8))
         let page = OggPageHeader(offset: offset, flags: bytes[offset + 5],
-                                 granule: Int64(bitPattern: bytes.littleEndian(at: offset + 6, bytes: 8)),
+                                 granule: granule < -1 || granule > maximumTrustedGranule ? -1 : granule,
                                  serial: UInt32(bytes.littleEndian(at: offset + 14, bytes: 4)),
                                  sequence: UInt32(bytes.littleEndian(at: offset + 18, bytes: 4)), lacing: lacing)
         guard page.range.upperBound <= bytes.count else { return nil }
