@@ -110,8 +110,10 @@ public struct AccessLog: Sendable {
                 rename(path, rotatedPath)
             }
         }
-        // Read as well as written: the last byte is looked at (below).
-        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Read as well as written: the last byte is looked at (below). A log of one's own that is
+        // write-only (0200) is still written, without that look, and made private again below.
+        var descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor < 0 && errno == EACCES { descriptor = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) }
         guard descriptor >= 0 else {
             let why = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
             throw PermissionChangeError(message: "cannot write the access log \(path): \(why)")

@@ -63,4 +63,5 @@ final class MeasuredEncoder: AudioEncoder {
     var maximumBytesPerFrame: Double? { codec.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { codec.maximumFinishBytes }
     var headerBytesAhead: Int { codec.headerBytesAhead }
+    var framesBeforeSecondFileStart: Int? { codec.framesBeforeSecondFileStart }
 }

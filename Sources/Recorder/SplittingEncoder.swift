@@ -230,7 +230,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
                           splits.next.map { max(0, $0 - recordingFrames) } ?? Int.max,
                           splits.second.map { max(0, $0 - recordingFrames) } ?? Int.max)
         withUnsafeBytes(of: &candidates) { offsets in
-            for offset in offsets.bindMemory(to: Int.self) where offset != first {
+            for offset in offsets.assumingMemoryBound(to: Int.self) where offset != first {
                 if offset < first {
                     second = first
                     first = offset

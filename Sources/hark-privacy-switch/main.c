@@ -18,6 +18,8 @@
 // GIO is opened with dlopen, through the few prototypes below (GLib's own ABI, stable since
 // 2.32), so building hark needs no GLib headers and a machine without GLib simply has no switch.
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +86,10 @@ static bool load(void) {
 }
 
 int main(int argc, char **argv) {
+    // Ends with hark even while GIO is still loading (stdin's end is only seen in the main loop):
+    // hark keeps a helper that answers late, and must not leave one behind. (The signal comes when
+    // the thread that started the helper ends: hark's main thread, which ends with hark.)
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     bool once = argc > 1 && strcmp(argv[1], "--once") == 0;
     void *source = load() ? gio.schema_source_get_default() : NULL;
     // Looked up first, because g_settings_new() aborts the process for a schema that is not installed.

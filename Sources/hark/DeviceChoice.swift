@@ -211,6 +211,9 @@ enum StreamIdentity {
             ("application.id", appIdentifier),
             ("application.icon_name", "audio-input-microphone"),
             ("media.role", "production"),
+            // Set here, not left to libpulse, which keeps a value `PULSE_PROP` gives: the plugin's
+            // stream is found by it (`PluginStreamWatch`), and a false one would hide it.
+            ("application.process.id", String(getpid())),
         ]
         // pa_proplist_from_string's syntax: key="value" pairs, '"' and '\' escaped with '\'.
         let text = properties.map { key, value in

@@ -1,3 +1,4 @@
+import Realtime
 import RecordPermission
 import SoundServer
 #if canImport(Glibc)
@@ -14,12 +15,22 @@ import Glibc
 /// the system plays, on a microphone grant; a microphone on a system-audio grant) stops the
 /// recording, as a revocation does (77). Until 2026-11-28 the moved stream was recorded on.
 ///
-/// Asked by the session thread about twice a second (the server's answer is two round trips,
-/// about a millisecond); never by the capture thread. A server that stops answering ends nothing:
-/// the plugin's stream ends with it, and capture reports that.
-struct PluginStreamWatch {
+/// The stream is found by its `application.process.id`, which `StreamIdentity` sets for every
+/// client of this process. Asked by the session thread at most twice a second, however often it
+/// wakes (a status line: ten times), each time two round trips to the server, at most 200 ms in
+/// all; never by the capture thread. Where the server cannot be asked, or shows no stream of
+/// this process for several checks running (a definition that names another server), a move
+/// cannot be seen, and the recording says so once (`takeWarning`) and goes on.
+final class PluginStreamWatch {
     private let connection: SoundServerConnection
     private let resource: PermissionResource
+    private var lastCheck = 0
+    private var checksWithoutStream = 0
+    private var warning: String?
+    private var warned = false
+
+    static let checkIntervalNanoseconds = 500_000_000
+    static let checksBeforeWarning = 4
 
     init?(choice: DeviceChoice) {
         guard let connection = choice.pluginServer else { return nil }
@@ -28,9 +39,24 @@ struct PluginStreamWatch {
     }
 
     /// Why the recording must stop: one of this process's streams reads a source the consent does
-    /// not cover; nil while each reads what it may.
+    /// not cover; nil while each reads what it may, or when the last check was under half a
+    /// second ago.
     func revocation() -> String? {
-        guard let sources = try? connection.sourcesRecorded(byProcess: getpid()) else { return nil }
+        let now = MonotonicClock.nanoseconds()
+        guard lastCheck == 0 || now - lastCheck >= Self.checkIntervalNanoseconds else { return nil }
+        lastCheck = now
+        let sources: [SoundServerSource]
+        do throws(SoundServerError) {
+            sources = try connection.sourcesRecorded(byProcess: getpid(), timeoutMilliseconds: 200)
+        } catch {
+            noStreamSeen(because: "the sound server cannot be asked: \(error)")
+            return nil
+        }
+        if sources.isEmpty {
+            noStreamSeen(because: "the sound server shows no stream of hark's")
+            return nil
+        }
+        checksWithoutStream = 0
         for source in sources {
             let needed: PermissionResource = source.isMonitor ? .systemAudio : .microphone
             guard needed != resource else { continue }
@@ -38,5 +64,19 @@ struct PluginStreamWatch {
             return "the recording's stream was moved to \(what) ('\(source.name)'), which needs \(needed.accessName) access"
         }
         return nil
+    }
+
+    /// A line for the user, once: the stream's source can no longer be followed.
+    func takeWarning() -> String? {
+        defer { warning = nil }
+        return warning
+    }
+
+    private func noStreamSeen(because reason: String) {
+        checksWithoutStream += 1
+        guard checksWithoutStream >= Self.checksBeforeWarning, !warned else { return }
+        warned = true
+        warning = "warning: \(reason), so a move of the recording's stream to another source would not be seen; "
+            + "the recording goes on"
     }
 }

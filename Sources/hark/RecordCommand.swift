@@ -273,8 +273,8 @@ struct RecordCommand: ParsableCommand {
             var revoked: RecordingEnd? = watch.isRevoked(consent: session.grant.consent)
                 ? .permissionRevoked(because: watch.revocation ?? "access was revoked") : nil
             if revoked == nil, let moved = pluginStream?.revocation() { revoked = .permissionRevoked(because: moved) }
-            if let warning = watch.takeWarning() {
-                // Even with -q, as at the start: the switch's silence is not the switch on.
+            for warning in [watch.takeWarning(), pluginStream?.takeWarning()].compactMap({ $0 }) {
+                // Even with -q, as at the start: a watch that cannot see is not one that saw nothing.
                 statusLine.clear()
                 Console.notice(warning)
             }

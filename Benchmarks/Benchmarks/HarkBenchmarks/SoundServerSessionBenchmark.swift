@@ -4,6 +4,7 @@ import Capture
 import Encoding
 import Foundation
 import RecordPermission
+import Realtime
 import Recorder
 #if canImport(Glibc)
 import Glibc
@@ -23,12 +24,22 @@ private final class SoundServerSessionState: @unchecked Sendable {
     let directory: String
     private var serverPID: pid_t?
     private let gate: PermissionGate
+    private static let environmentNames = ["XDG_RUNTIME_DIR", "HOME", "PULSE_RUNTIME_PATH", "PULSE_SERVER"]
+    private var savedEnvironment: [String: String?] = [:]
+
+    func restoreEnvironment() {
+        for (name, value) in savedEnvironment {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+    }
 
     init() throws {
         directory = try makeBenchmarkDirectory("hark-bench-pulse")
         let runtime = directory + "/runtime"
         mkdir(runtime, 0o700)
-        // Before libpulse is loaded: it finds the server, its cookie and its config by these.
+        // Before libpulse is loaded: it finds the server, its cookie and its config by these. Put
+        // back once the session's stream is up (`restoreEnvironment`), for the benchmarks after.
+        for name in Self.environmentNames { savedEnvironment[name] = getenv(name).map { String(cString: $0) } }
         setenv("XDG_RUNTIME_DIR", runtime, 1)
         setenv("HOME", directory, 1)
         setenv("PULSE_RUNTIME_PATH", runtime + "/pulse", 1)
@@ -65,8 +76,12 @@ private final class SoundServerSessionState: @unchecked Sendable {
         let session = try RecordingSession(configuration) { [gate] in gate.requestAccess(for: .audio, prompt: NoServerPrompt()) }
         _ = try session.start()
         // Past the stream's start (its first fragments, the timing questions, the encoder's first
-        // writes) before anything is measured: two seconds recorded.
-        while session.framesCaptured < 2 * 48_000 { usleep(10_000) }
+        // writes) before anything is measured: two seconds recorded, within half a minute.
+        let deadline = Date().addingTimeInterval(30)
+        while session.framesCaptured < 2 * 48_000 {
+            guard Date() < deadline else { throw BenchmarkSetupError("the sound server's stream brought no audio in 30 s") }
+            usleep(10_000)
+        }
         return session
     }
 
@@ -95,11 +110,17 @@ func registerSoundServerSessionBenchmark() {
         let session = running.value!
         for _ in benchmark.scaledIterations {
             let target = session.framesCaptured + 12_000
-            while session.framesCaptured < target { usleep(2_000) }
+            // The clock, not `Date`: this thread's allocations count too.
+            let deadline = MonotonicClock.nanoseconds() + 30_000_000_000
+            while session.framesCaptured < target {
+                expectInBenchmark(MonotonicClock.nanoseconds() < deadline, "the sound server's stream stopped bringing audio")
+                usleep(2_000)
+            }
         }
     } setup: {
         if state.value == nil { state.value = try SoundServerSessionState() }
         running.value = try state.value!.startSession()
+        state.value!.restoreEnvironment()
     } teardown: {
         let summary = running.value!.waitUntilFinished { _ in .signal("teardown") }
         expectInBenchmark(summary.framesDropped == 0 && summary.end == .signal("teardown"), "sound-server session failed: \(summary)")
