@@ -12,6 +12,27 @@ import Testing
         DesktopPrivacySwitch(helperCommand: ["/bin/sh", "-c", script], schemasMayExist: { true })
     }
 
+    /// A recording granted the microphone (stored), with `helper` as the desktop's switch, and its
+    /// watch made before the grant, as `hark record` makes it; nil when refused. `places` holds
+    /// the store and must outlive them.
+    func grantedRecording(_ helper: DesktopPrivacySwitch, _ places: TemporaryLocations) throws -> (PermissionWatch, CaptureGrant)? {
+        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
+        try gate.setDecision(.authorized, for: .microphone)
+        let watch = PermissionWatch(gate: gate)
+        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else { return nil }
+        return (watch, grant)
+    }
+
+    /// Whether `watch` says the recording is revoked within 30 s, asked every 20 ms.
+    func waitForRevocation(_ watch: inout PermissionWatch, _ grant: CaptureGrant) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if watch.isRevoked(consent: grant.consent) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
     @Test func eachReadingOfTheHelperIsTakenAsItSays() throws {
         for (script, expected) in [("printf 1; cat >/dev/null", DesktopPrivacySwitch.Reading.microphoneOff),
                                    ("printf 0; cat >/dev/null", .microphoneOn), ("printf x", .absent)] {
@@ -70,13 +91,12 @@ import Testing
     @Test func aHelperThatKeepsEndingLeavesTheSwitchUnreadableAndTheWatchSaysSo() throws {
         let helper = reader("printf 0")
         let places = TemporaryLocations()
-        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
-        try gate.setDecision(.authorized, for: .microphone)
-        var watch = PermissionWatch(gate: gate)
-        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+        guard let recording = try grantedRecording(helper, places) else {
             Issue.record("refused while the switch is on")
             return
         }
+        var watch = recording.0
+        let grant = recording.1
         let atStart = watch.desktopSwitchAtStart()
         #expect(atStart == .microphoneOn)
         let deadline = Date().addingTimeInterval(30)
@@ -104,21 +124,15 @@ import Testing
         let helper = DesktopPrivacySwitch(helperCommand: ["/bin/sh", "-c", "sleep 1; printf 1; cat >/dev/null"],
                                           schemasMayExist: { true }, firstReadingTimeoutMilliseconds: 100)
         let places = TemporaryLocations()
-        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
-        try gate.setDecision(.authorized, for: .microphone)
-        var watch = PermissionWatch(gate: gate)
-        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+        guard let recording = try grantedRecording(helper, places) else {
             Issue.record("refused while the switch could not be read")
             return
         }
+        var watch = recording.0
+        let grant = recording.1
         let atStart = watch.desktopSwitchAtStart()
         #expect(atStart == .unreadable("hark-privacy-switch did not answer within 100 ms"))
-        let deadline = Date().addingTimeInterval(30)
-        var revoked = false
-        while !revoked, Date() < deadline {
-            revoked = watch.isRevoked(consent: grant.consent)
-            if !revoked { usleep(20_000) }
-        }
+        let revoked = waitForRevocation(&watch, grant)
         #expect(revoked)
         #expect(watch.revocation == "microphone access was turned off in the desktop's privacy settings")
         #expect(watch.takeWarning() == nil, "the start said it could not be read; nothing more until it could")
@@ -152,22 +166,16 @@ import Testing
         defer { unlink(turnedOff) }
         let helper = reader("printf 0; while [ ! -e '\(turnedOff)' ]; do sleep 0.05; done; printf 1; cat >/dev/null")
         let places = TemporaryLocations()
-        let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
-        try gate.setDecision(.authorized, for: .microphone)
-        var watch = PermissionWatch(gate: gate)
-        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else {
+        guard let recording = try grantedRecording(helper, places) else {
             Issue.record("refused while the switch is on")
             return
         }
+        var watch = recording.0
+        let grant = recording.1
         let revokedBeforeTheChange = watch.isRevoked(consent: grant.consent)
         #expect(!revokedBeforeTheChange)
         #expect(FileManager.default.createFile(atPath: turnedOff, contents: nil))
-        let deadline = Date().addingTimeInterval(30)
-        var revoked = false
-        while !revoked, Date() < deadline {
-            revoked = watch.isRevoked(consent: grant.consent)
-            if !revoked { usleep(20_000) }
-        }
+        let revoked = waitForRevocation(&watch, grant)
         #expect(revoked)
         #expect(watch.revocation == "microphone access was turned off in the desktop's privacy settings")
     }

@@ -106,7 +106,7 @@ func registerSoundServerSessionBenchmark() {
     configuration.maxDuration = .seconds(6)
     configuration.maxIterations = 20
     configuration.warmupIterations = 1
-    Benchmark("Session_steady_state_sound_server_stream_ring_encode_write_250ms_FLAC_level5", configuration: configuration) { benchmark in
+    Benchmark("Session_sound_server_steady_state_stream_ring_encode_write_250ms_FLAC_level5", configuration: configuration) { benchmark in
         let session = running.value!
         for _ in benchmark.scaledIterations {
             let target = session.framesCaptured + 12_000
