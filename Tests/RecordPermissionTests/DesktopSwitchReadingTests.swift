@@ -13,15 +13,18 @@ import Testing
     }
 
     /// A recording granted the microphone (stored), with `helper` as the desktop's switch, and its
-    /// watch made before the grant, as `hark record` makes it; nil when refused. `places` holds
-    /// the store and must outlive them.
-    func grantedRecording(_ helper: DesktopPrivacySwitch, _ places: TemporaryLocations) throws -> (PermissionWatch, CaptureGrant)? {
+    /// watch made before the grant, as `hark record` makes it; the test fails when it is refused.
+    /// `places` holds the store and must outlive them.
+    func grantedRecording(_ helper: DesktopPrivacySwitch, _ places: TemporaryLocations) throws -> (watch: PermissionWatch, grant: CaptureGrant) {
         let gate = PermissionGate(manifest: testManifest, locations: places.locations, desktopSwitch: helper)
         try gate.setDecision(.authorized, for: .microphone)
         let watch = PermissionWatch(gate: gate)
-        guard case .granted(let grant) = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil)) else { return nil }
+        let access = gate.requestAccess(for: .audio, prompt: ScriptedPrompt(nil))
+        guard case .granted(let grant) = access else { throw RecordingRefused(access: "\(access)") }
         return (watch, grant)
     }
+
+    struct RecordingRefused: Error { let access: String }
 
     /// Whether `watch` says the recording is revoked within 30 s, asked every 20 ms.
     func waitForRevocation(_ watch: inout PermissionWatch, _ grant: CaptureGrant) -> Bool {
@@ -91,12 +94,9 @@ import Testing
     @Test func aHelperThatKeepsEndingLeavesTheSwitchUnreadableAndTheWatchSaysSo() throws {
         let helper = reader("printf 0")
         let places = TemporaryLocations()
-        guard let recording = try grantedRecording(helper, places) else {
-            Issue.record("refused while the switch is on")
-            return
-        }
-        var watch = recording.0
-        let grant = recording.1
+        let recording = try grantedRecording(helper, places)
+        var watch = recording.watch
+        let grant = recording.grant
         let atStart = watch.desktopSwitchAtStart()
         #expect(atStart == .microphoneOn)
         let deadline = Date().addingTimeInterval(30)
@@ -124,12 +124,9 @@ import Testing
         let helper = DesktopPrivacySwitch(helperCommand: ["/bin/sh", "-c", "sleep 1; printf 1; cat >/dev/null"],
                                           schemasMayExist: { true }, firstReadingTimeoutMilliseconds: 100)
         let places = TemporaryLocations()
-        guard let recording = try grantedRecording(helper, places) else {
-            Issue.record("refused while the switch could not be read")
-            return
-        }
-        var watch = recording.0
-        let grant = recording.1
+        let recording = try grantedRecording(helper, places)
+        var watch = recording.watch
+        let grant = recording.grant
         let atStart = watch.desktopSwitchAtStart()
         #expect(atStart == .unreadable("hark-privacy-switch did not answer within 100 ms"))
         let revoked = waitForRevocation(&watch, grant)
@@ -166,12 +163,9 @@ import Testing
         defer { unlink(turnedOff) }
         let helper = reader("printf 0; while [ ! -e '\(turnedOff)' ]; do sleep 0.05; done; printf 1; cat >/dev/null")
         let places = TemporaryLocations()
-        guard let recording = try grantedRecording(helper, places) else {
-            Issue.record("refused while the switch is on")
-            return
-        }
-        var watch = recording.0
-        let grant = recording.1
+        let recording = try grantedRecording(helper, places)
+        var watch = recording.watch
+        let grant = recording.grant
         let revokedBeforeTheChange = watch.isRevoked(consent: grant.consent)
         #expect(!revokedBeforeTheChange)
         #expect(FileManager.default.createFile(atPath: turnedOff, contents: nil))
