@@ -31,7 +31,6 @@ typedef __typeof__(&pa_context_errno) hark_pa_context_errno;
 typedef __typeof__(&pa_context_get_server_info) hark_pa_context_get_server_info;
 typedef __typeof__(&pa_context_get_source_info_list) hark_pa_context_get_source_info_list;
 typedef __typeof__(&pa_context_get_source_info_by_name) hark_pa_context_get_source_info_by_name;
-typedef __typeof__(&pa_context_get_source_info_by_index) hark_pa_context_get_source_info_by_index;
 typedef __typeof__(&pa_context_get_source_output_info_list) hark_pa_context_get_source_output_info_list;
 typedef __typeof__(&pa_operation_get_state) hark_pa_operation_get_state;
 typedef __typeof__(&pa_operation_unref) hark_pa_operation_unref;

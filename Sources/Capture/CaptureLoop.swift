@@ -155,9 +155,9 @@ public struct CaptureLoop<Source: CaptureSource>: Sendable {
 
         while !monitor.isStopRequested {
             // A new file asked for: at the count now (in each output's own count of frames), which
-            // every frame committed to any ring is at or before, scheduled in each splitting lane before another frame is committed
-            // (`SplitSchedule` says why the frame is chosen here and how it is ordered). A full
-            // schedule leaves that output without this split.
+            // every frame committed to any ring is at or before, scheduled in each splitting lane
+            // before another frame is committed (`SplitSchedule` says why the frame is chosen here
+            // and how it is ordered). A full schedule leaves that output without this split.
             let splitsRequested = monitor.splitsRequested
             if splitsRequested != splitsTaken {
                 splitsTaken = splitsRequested

@@ -28,7 +28,6 @@ struct PulseLibrary: @unchecked Sendable {
     let contextGetServerInfo: hark_pa_context_get_server_info
     let contextGetSourceInfoList: hark_pa_context_get_source_info_list
     let contextGetSourceInfoByName: hark_pa_context_get_source_info_by_name
-    let contextGetSourceInfoByIndex: hark_pa_context_get_source_info_by_index
     let contextGetSourceOutputInfoList: hark_pa_context_get_source_output_info_list
     let operationGetState: hark_pa_operation_get_state
     let operationUnref: hark_pa_operation_unref
@@ -85,8 +84,6 @@ struct PulseLibrary: @unchecked Sendable {
                                                      as: hark_pa_context_get_source_info_list.self),
                 contextGetSourceInfoByName: try symbol("pa_context_get_source_info_by_name",
                                                        as: hark_pa_context_get_source_info_by_name.self),
-                contextGetSourceInfoByIndex: try symbol("pa_context_get_source_info_by_index",
-                                                        as: hark_pa_context_get_source_info_by_index.self),
                 contextGetSourceOutputInfoList: try symbol("pa_context_get_source_output_info_list",
                                                            as: hark_pa_context_get_source_output_info_list.self),
                 operationGetState: try symbol("pa_operation_get_state", as: hark_pa_operation_get_state.self),

@@ -157,11 +157,11 @@ public final class SoundServerConnection {
 
     /// The sources that the record streams of process `processID` read now, one per stream, in
     /// the server's order: streams this connection did not make (ALSA's plugin makes its own), found
-    /// by the `application.process.id` libpulse puts on every stream. A source that went away
-    /// between the two questions is left out. Takes in what the server sent since the last
-    /// exchange first, and gives this one `timeoutMilliseconds`.
+    /// by their `application.process.id` (`StreamIdentity` sets it for every client of hark's). A
+    /// source that went away between the two questions is left out. Takes in what the server sent
+    /// since the last exchange first, and gives the exchanges `timeoutMilliseconds` in all.
     /// The corresponding C functions are `pa_context_get_source_output_info_list` and
-    /// `pa_context_get_source_info_by_index`.
+    /// `pa_context_get_source_info_by_name`.
     public func sourcesRecorded(byProcess processID: Int32, timeoutMilliseconds: Int = 1000) throws(SoundServerError) -> [SoundServerSource] {
         guard readyForStream(timeoutMilliseconds: timeoutMilliseconds) else {
             throw .failed("the sound server went away: \(errorText())")
@@ -178,16 +178,10 @@ public final class SoundServerConnection {
             collector.sourceIndices.append(info.pointee.source)
         }, Unmanaged.passUnretained(collector).toOpaque())
         try waitFor(operation, "the list of recording streams")
+        // The server takes a source's index for its name (`identify`).
         var sources: [SoundServerSource] = []
         for index in collector.sourceIndices {
-            collector.identified = nil
-            let operation = library.contextGetSourceInfoByIndex(context, index, { _, info, endOfList, userdata in
-                guard endOfList == 0, let info, let userdata else { return }
-                let collector = Unmanaged<Collector>.fromOpaque(userdata).takeUnretainedValue()
-                collector.identified = collector.source(from: info.pointee)
-            }, Unmanaged.passUnretained(collector).toOpaque())
-            try waitFor(operation, "a recording stream's source")
-            if let source = collector.identified { sources.append(source) }
+            if let source = try identify(source: String(index)) { sources.append(source) }
         }
         return sources
     }

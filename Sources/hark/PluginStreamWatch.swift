@@ -17,8 +17,8 @@ import Glibc
 ///
 /// The stream is found by its `application.process.id`, which `StreamIdentity` sets for every
 /// client of this process. Asked by the session thread at most twice a second, however often it
-/// wakes (a status line: ten times), each time two round trips to the server, at most 200 ms in
-/// all; never by the capture thread. Where the server cannot be asked, or shows no stream of
+/// wakes (a status line: ten times), each time a round trip to the server and one per stream,
+/// at most 200 ms in all; never by the capture thread. Where the server cannot be asked, or shows no stream of
 /// this process for several checks running (a definition that names another server), a move
 /// cannot be seen, and the recording says so once (`takeWarning`) and goes on.
 final class PluginStreamWatch {

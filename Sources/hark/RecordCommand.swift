@@ -267,7 +267,8 @@ struct RecordCommand: ParsableCommand {
         // The session's thread sleeps until something happens (#16): a signal, the encoders
         // finishing, a change of the permission files or the desktop switch (the watch's
         // descriptors). It wakes on a timer only for a status line (10 Hz), or twice a second where
-        // no change notification exists, which still stops a revoked recording within a second.
+        // no change notification exists (which still stops a revoked recording within a second) or
+        // where the plugin's stream must be followed (`PluginStreamWatch`).
         let summary = session.waitUntilFinished(tickMilliseconds: statusLine.isEnabled ? 100 : nil) { progress in
             statusLine.update(progress)
             var revoked: RecordingEnd? = watch.isRevoked(consent: session.grant.consent)
