@@ -20,6 +20,8 @@ public final class OggOpusEncoder: AudioEncoder {
     public let maximumBytesPerFrame: Double?
     private let sampleFormat: SampleFormat
     private let channels: Int
+    /// RFC 7845's channel mapping family: 0 for one or two channels, 1 for 3–8.
+    private let mappingFamily: Int
     /// Into Vorbis order, for mapping family 1 (3–8 channels).
     private let reorder: ChannelReorder?
     private let sampleRate: Int
@@ -77,6 +79,7 @@ public final class OggOpusEncoder: AudioEncoder {
         self.sink = sink
         sampleFormat = format.sampleFormat
         channels = format.channels
+        mappingFamily = Int(family)
         sampleRate = format.sampleRate
         maximumBytesPerFrame = 1308 / (settings.frameMilliseconds * Double(format.sampleRate) / 1000)
         bytesPerFrame = format.bytesPerFrame
@@ -131,8 +134,9 @@ public final class OggOpusEncoder: AudioEncoder {
             // pre-skip is the encoder's lookahead, as libopusenc writes in OpusHead.
             var lookahead: Int32 = 0
             _ = hark_ope_get_int(encoder, OPUS_GET_LOOKAHEAD_REQUEST, &lookahead)
+            let elementary = OggPage.elementaryStreams(channels: channels, mappingFamily: mappingFamily)
             let page = OggPage.silentEndOfStream(serialNumber: serialNumber, sequence: UInt32(sink.completeWrites),
-                                                 preSkip: Int(lookahead))
+                                                 preSkip: Int(lookahead), streams: elementary.streams, coupledStreams: elementary.coupled)
             guard page.withUnsafeBytes({ sink.write($0) }) else {
                 throw currentError(OPE_WRITE_FAIL)
             }

@@ -5,20 +5,56 @@
 /// OpusTags page (`ClockStamp`) and the repair's page checks.
 public enum OggPage {
     /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
-    /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured.
-    public static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int) -> [UInt8] {
-        // TOC 0xF8: CELT-only, fullband, 20 ms, one frame; 0xFF 0xFE: CELT's silence flag.
-        let packet: [UInt8] = [0xF8, 0xFF, 0xFE]
+    /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured. The packet
+    /// has a part for each of the stream's `streams` elementary streams (RFC 7845 mapping family 1
+    /// has several), the first `coupledStreams` of them stereo.
+    public static func silentEndOfStream(serialNumber: UInt32, sequence: UInt32, preSkip: Int,
+                                         streams: Int, coupledStreams: Int) -> [UInt8] {
+        let packet = silentPacket(frameSamples: 960, streams: streams, coupledStreams: coupledStreams)
         var page = [UInt8]("OggS".utf8)
         page += [0, 0x04]                                           // version 0; end of stream
         page += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(preSkip) >> (8 * $0)) }  // granule
         page += littleEndianBytes(serialNumber)
         page += littleEndianBytes(sequence)
         page += [0, 0, 0, 0]                                        // CRC, filled in below
-        page += [1, UInt8(packet.count)]                            // one segment
+        // The packet's lacing: 255s, then the rest (a repair may ask for OpusHead's 255 streams).
+        let lacing = [UInt8](repeating: 255, count: packet.count / 255) + [UInt8(packet.count % 255)]
+        page += [UInt8(lacing.count)] + lacing
         page += packet
         page.replaceSubrange(22..<26, with: littleEndianBytes(crc32(page)))
         return page
+    }
+
+    /// One packet of digital silence for every elementary stream of a stream (RFC 6716, RFC 7845
+    /// §5.1.1): per stream a TOC byte for one CELT fullband frame of `frameSamples` (120, 240, 480
+    /// or 960: configuration 28–31 for 2.5–20 ms; stereo for a coupled stream) and the two bytes
+    /// 0xFF 0xFE, whose first range-coded symbol is CELT's silence flag, so the decoder writes
+    /// zeros and reads no more. Streams before the last are self-delimited (RFC 6716 appendix B):
+    /// their frame's length, 2, follows the TOC byte. A multistream decoder rejects a packet with
+    /// fewer parts than it has streams.
+    public static func silentPacket(frameSamples: Int, streams: Int, coupledStreams: Int) -> [UInt8] {
+        let configuration: UInt8 = switch frameSamples {
+        case 120: 28
+        case 240: 29
+        case 480: 30
+        default: 31
+        }
+        var packet: [UInt8] = []
+        for index in 0..<streams {
+            let toc = configuration << 3 | (index < coupledStreams ? 0x04 : 0)
+            packet += index < streams - 1 ? [toc, 2, 0xFF, 0xFE] : [toc, 0xFF, 0xFE]
+        }
+        return packet
+    }
+
+    /// The elementary streams and how many of them are coupled (stereo) for `channels` in
+    /// `mappingFamily`: family 0 is one stream, coupled when two channels; family 1 is the Vorbis
+    /// order's fixed split (RFC 7845 §5.1.1.2; libopus's `opus_multistream_surround_encoder_create`
+    /// makes the same), e.g. 5.1 as four streams, two of them coupled.
+    public static func elementaryStreams(channels: Int, mappingFamily: Int) -> (streams: Int, coupled: Int) {
+        guard mappingFamily == 1, (1...8).contains(channels) else { return (1, channels == 2 ? 1 : 0) }
+        let coupled = [0, 1, 1, 2, 2, 2, 3, 3][channels - 1]
+        return (channels - coupled, coupled)
     }
 
     /// `page`, a whole Ogg page holding audio (a granule position that is neither 0, as header

@@ -30,7 +30,11 @@ enum FLACDecoding {
         let context = DecodingContext(length: length, computesMD5: !checkMD5, read: read)
         context.shouldStop = shouldStop
         let client = Unmanaged.passUnretained(context).toOpaque()
-        let status = FLAC__stream_decoder_init_stream(decoder, readCallback, nil, nil, nil, nil, writeCallback, nil, errorCallback, client)
+        // Every metadata block parsed, not only STREAMINFO: a tag or picture block whose lengths
+        // run past it is then an error here, as it is for `flac -t` and players that read tags.
+        FLAC__stream_decoder_set_metadata_respond_all(decoder)
+        let status = FLAC__stream_decoder_init_stream(decoder, readCallback, nil, nil, nil, nil, writeCallback, metadataCallback,
+                                                      errorCallback, client)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else { return nil }
         let processed = FLAC__stream_decoder_process_until_end_of_stream(decoder) != 0
         let matches = FLAC__stream_decoder_finish(decoder) != 0
@@ -113,6 +117,9 @@ private let writeCallback: FLAC__StreamDecoderWriteCallback = { _, frame, buffer
     return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE
 }
 
+/// Nothing to take from the blocks: asking for them is what makes libFLAC parse and check them.
+private let metadataCallback: FLAC__StreamDecoderMetadataCallback = { _, _, _ in }
+
 private let errorCallback: FLAC__StreamDecoderErrorCallback = { _, status, client in
     let context = Unmanaged<DecodingContext>.fromOpaque(client!).takeUnretainedValue()
     let text: String = switch status {
@@ -120,6 +127,7 @@ private let errorCallback: FLAC__StreamDecoderErrorCallback = { _, status, clien
     case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: "bad frame header"
     case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: "frame CRC mismatch"
     case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: "unparseable stream"
+    case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_METADATA: "a metadata block libFLAC rejects"
     default: "decoder error \(status.rawValue)"
     }
     context.errors.append(text)

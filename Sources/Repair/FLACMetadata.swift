@@ -12,10 +12,14 @@ struct FLACMetadata {
     static let streamInfoType: UInt8 = 0
     static let seekTableType: UInt8 = 3
 
+    static let paddingType: UInt8 = 1
+
     let blocks: [Block]
     /// Where the first frame starts: just after the last metadata block.
     let audioStart: Int
     let streamInfo: FLACStreamInfo
+    /// The blocks whose bodies are not what their type says (`isWellFormed`), in file order.
+    let damagedBlocks: [Block]
 
     var streamInfoBlock: Block { blocks[0] }
     var seekTableBlock: Block? { blocks.first { $0.type == Self.seekTableType } }
@@ -66,6 +70,66 @@ struct FLACMetadata {
         self.blocks = blocks
         self.streamInfo = streamInfo
         audioStart = offset
+        damagedBlocks = blocks.enumerated().filter { !Self.isWellFormed($0.element, index: $0.offset, in: bytes) }.map(\.element)
+    }
+
+    /// Whether a block's body holds what its type says (RFC 9639 §8): STREAMINFO only first, an
+    /// APPLICATION block's 4-byte ID, every length inside a VORBIS_COMMENT or PICTURE within the
+    /// block. A reader that parses such a block (libFLAC for `flac -t`, ffmpeg, a tag editor)
+    /// stops on it, or takes a second STREAMINFO's bytes for the stream's format and MD5, while a
+    /// decoder that skips it decodes the file cleanly. Other types are taken as they are.
+    private static func isWellFormed(_ block: Block, index: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+        let body = UnsafeRawBufferPointer(rebasing: bytes[block.bodyOffset..<(block.bodyOffset + block.length)])
+        switch block.type {
+        case streamInfoType: return index == 0
+        case 2: return body.count >= 4
+        case 4:
+            var reader = LengthPrefixedReader(body: body)
+            guard reader.skipLittleEndianString(), let count = reader.littleEndian32() else { return false }
+            return (0..<count).allSatisfy { _ in reader.skipLittleEndianString() }
+        case 6:
+            var reader = LengthPrefixedReader(body: body)
+            return reader.skip(4) && reader.skipBigEndianString() && reader.skipBigEndianString() && reader.skip(16)
+                && reader.skipBigEndianString()
+        default: return true
+        }
+    }
+
+    /// The bytes that replace a damaged block: a PADDING block of the same length (the last-block
+    /// flag kept), so nothing after it moves, as `metaflac` leaves padding where it removes a block.
+    static func padding(replacing block: Block, in bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        let length = UInt64(block.length)
+        return [bytes[block.offset] & 0x80 | paddingType, UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+            + [UInt8](repeating: 0, count: block.length)
+    }
+
+    /// Reads a block body's fields in order, each length checked against what is left.
+    private struct LengthPrefixedReader {
+        let body: UnsafeRawBufferPointer
+        var position = 0
+
+        mutating func skip(_ count: Int) -> Bool {
+            guard count >= 0, count <= body.count - position else { return false }
+            position += count
+            return true
+        }
+
+        mutating func littleEndian32() -> Int? {
+            guard body.count - position >= 4 else { return nil }
+            defer { position += 4 }
+            return Int(body.littleEndian(at: position, bytes: 4))
+        }
+
+        /// A 32-bit little-endian length and that many bytes (a Vorbis comment's strings).
+        mutating func skipLittleEndianString() -> Bool { littleEndian32().map { skip($0) } ?? false }
+
+        /// A 32-bit big-endian length and that many bytes (a PICTURE's MIME type, description, data).
+        mutating func skipBigEndianString() -> Bool {
+            guard body.count - position >= 4 else { return false }
+            let length = Int(body.bigEndian(at: position, bytes: 4))
+            position += 4
+            return skip(length)
+        }
     }
 }
 

@@ -73,6 +73,15 @@ enum FLACRepair {
             layout.appendSilence(samples: missing)
             tail = nil
         }
+        for block in metadata.damagedBlocks {
+            let what = switch block.type {
+            case FLACMetadata.streamInfoType: "a second STREAMINFO block (readers take it for the stream's format)"
+            case 2: "its APPLICATION block is damaged"
+            case 4: "its VORBIS_COMMENT block is damaged (the tags are lost)"
+            default: "its PICTURE block is damaged (the picture is lost)"
+            }
+            problems.append("\(what), made padding")
+        }
         if let tail {
             problems.append(walk.isTailZeroFilled ? "\(tail.count) zero bytes at the end (left by a crash), cut"
                                                   : "\(counted(tail.count, "byte")) at the end that \(tail.count == 1 ? "is" : "are") no whole frame, cut")
@@ -111,7 +120,7 @@ enum FLACRepair {
 
         // Decode the repaired stream as it would be written (MD5 still zero) for its MD5; without
         // a trailing ID3v1 tag, which is no FLAC and which libFLAC would report as lost sync.
-        var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: nil)
+        var plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: nil, in: bytes)
         let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false, shouldStop: shouldStop) { range, destination in
             plan.copy(range, from: bytes, into: destination)
         }
@@ -131,7 +140,7 @@ enum FLACRepair {
         let seconds = Double(repaired.totalSamples) / Double(stream.sampleRate)
         guard !problems.isEmpty else { return RepairAnalysis(container: .flac, problems: [], seconds: seconds, verdict: .sound) }
         repaired.md5 = decoded.md5
-        plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1)
+        plan = layout.plan(metadata: metadata, streamInfo: repaired, seekTable: newSeekTable, trailing: walk.trailingID3v1, in: bytes)
         return RepairAnalysis(container: .flac, problems: problems, seconds: seconds, verdict: .repairable(plan))
     }
 
@@ -245,16 +254,25 @@ private struct FrameLayout {
         return points + [FLACSeekPoint](repeating: .placeholder, count: capacity - points.count)
     }
 
-    /// The whole file: the header as it was with STREAMINFO's and SEEKTABLE's bodies replaced
-    /// (same sizes, so nothing moves), the frames, and a trailing ID3v1 tag if there was one.
-    func plan(metadata: FLACMetadata, streamInfo: FLACStreamInfo, seekTable: [FLACSeekPoint]?, trailing: Range<Int>?) -> RepairPlan {
+    /// The whole file: the header as it was with STREAMINFO's and SEEKTABLE's bodies replaced and
+    /// damaged blocks made padding (same sizes, so nothing moves), the frames, and a trailing
+    /// ID3v1 tag if there was one.
+    func plan(metadata: FLACMetadata, streamInfo: FLACStreamInfo, seekTable: [FLACSeekPoint]?, trailing: Range<Int>?,
+              in bytes: UnsafeRawBufferPointer) -> RepairPlan {
         let info = metadata.streamInfoBlock
-        var segments: [RepairPlan.Segment] = [.original(0..<info.bodyOffset), .bytes(streamInfo.bytes)]
-        var position = info.bodyOffset + info.length
+        var replaced: [(range: Range<Int>, bytes: [UInt8])] = [(info.bodyOffset..<(info.bodyOffset + info.length), streamInfo.bytes)]
         if let block = metadata.seekTableBlock, let seekTable {
-            segments.append(.original(position..<block.bodyOffset))
-            segments.append(.bytes(seekTable.flatMap(\.bytes) + [UInt8](repeating: 0, count: block.length % FLACSeekPoint.size)))
-            position = block.bodyOffset + block.length
+            replaced.append((block.bodyOffset..<(block.bodyOffset + block.length),
+                             seekTable.flatMap(\.bytes) + [UInt8](repeating: 0, count: block.length % FLACSeekPoint.size)))
+        }
+        for block in metadata.damagedBlocks {
+            replaced.append((block.offset..<(block.bodyOffset + block.length), FLACMetadata.padding(replacing: block, in: bytes)))
+        }
+        var segments: [RepairPlan.Segment] = []
+        var position = 0
+        for (range, bytes) in replaced.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+            segments += [.original(position..<range.lowerBound), .bytes(bytes)]
+            position = range.upperBound
         }
         segments.append(.original(position..<metadata.audioStart))
         segments += frames.map(\.segment)

@@ -1,3 +1,5 @@
+import Encoding
+
 /// The audio a damaged place in an Ogg Opus stream cost, measured on the stream's own timeline,
 /// and the silent packets that take its place, so a repaired stream keeps its length and the
 /// audio after the damage stays at its time (as a FLAC repair makes a lost frame silence).
@@ -40,7 +42,7 @@ enum OggOpusGap {
     static let shortestFrame = 120
 
     /// Silent packets lasting `samples` (a multiple of `shortestFrame`): 20 ms ones, then one each
-    /// of 10, 5 and 2.5 ms as the remainder needs. Each is `silentPacket` with its frame size.
+    /// of 10, 5 and 2.5 ms as the remainder needs. Each is `OggPage.silentPacket` with its frame size.
     static func silentPackets(lasting samples: Int, for stream: OggOpusStream) -> [(bytes: [UInt8], samples: Int)] {
         var packets: [(bytes: [UInt8], samples: Int)] = []
         var left = samples
@@ -54,26 +56,8 @@ enum OggOpusGap {
         return packets
     }
 
-    /// One packet of digital silence for every elementary stream of `stream` (RFC 6716, RFC 7845
-    /// §5.1.1): per stream a TOC byte for one CELT fullband frame of `frameSamples` (configuration
-    /// 28–31 for 2.5–20 ms; stereo for a coupled stream) and the two bytes 0xFF 0xFE, whose first
-    /// range-coded symbol is CELT's silence flag, so the decoder writes zeros and reads no more.
-    /// Streams before the last are self-delimited (RFC 6716 appendix B): their frame's length, 2,
-    /// follows the TOC byte.
+    /// One packet of digital silence of `frameSamples` for every elementary stream of `stream`.
     static func silentPacket(frameSamples: Int, for stream: OggOpusStream) -> [UInt8] {
-        let configuration: UInt8 = switch frameSamples {
-        case 120: 28
-        case 240: 29
-        case 480: 30
-        default: 31
-        }
-        let coupled = stream.mappingFamily == 0 ? (stream.channels == 2 ? 1 : 0) : stream.coupledStreams
-        let streams = stream.mappingFamily == 0 ? 1 : stream.streams
-        var packet: [UInt8] = []
-        for index in 0..<streams {
-            let toc = configuration << 3 | (index < coupled ? 0x04 : 0)
-            packet += index < streams - 1 ? [toc, 2, 0xFF, 0xFE] : [toc, 0xFF, 0xFE]
-        }
-        return packet
+        OggPage.silentPacket(frameSamples: frameSamples, streams: stream.elementaryStreams, coupledStreams: stream.coupledElementaryStreams)
     }
 }

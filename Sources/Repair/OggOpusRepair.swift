@@ -25,7 +25,8 @@ enum OggOpusRepair {
             // any audio, with one silent packet that the pre-skip hides (0 samples decoded).
             let headerPages = stream.pages.filter { $0.range.upperBound <= stream.headerEnd }
             let last = headerPages.last!
-            let end = OggPage.silentEndOfStream(serialNumber: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip)
+            let end = OggPage.silentEndOfStream(serialNumber: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip,
+                                                streams: stream.elementaryStreams, coupledStreams: stream.coupledElementaryStreams)
             return RepairAnalysis(container: .oggOpus, problems: ["no audio page (stopped before any audio): ended as an empty stream"],
                                   seconds: 0, verdict: .repairable(RepairPlan(segments: [.original(0..<stream.headerEnd), .bytes(end)])))
         }

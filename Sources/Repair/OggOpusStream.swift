@@ -46,6 +46,10 @@ struct OggOpusStream {
     var streams = 1
     var coupledStreams = 0
     var mapping: [UInt8] = []
+    /// The elementary streams every packet holds, and how many are stereo: OpusHead's counts for
+    /// family 1 and up; one, stereo when two channels, for family 0.
+    var elementaryStreams: Int { mappingFamily == 0 ? 1 : streams }
+    var coupledElementaryStreams: Int { mappingFamily == 0 ? (channels == 2 ? 1 : 0) : coupledStreams }
 
     init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
         guard let first = OggPageHeader.parse(bytes, at: 0) else {
@@ -110,8 +114,20 @@ struct OggOpusStream {
                     let firstByte = packet.pieces.first.flatMap { $0.isEmpty ? nil : bytes[$0.lowerBound] }
                     let secondByte = Self.byte(1, of: packet, in: bytes)
                     packet.samples = firstByte.map { opusPacketSamples($0, secondByte) } ?? 0
-                    packets.append(packet)
                     current = nil
+                    // After the two headers, a packet libopus cannot read (a header page
+                    // repeated, garbage on a page whose CRC still matches) is damage: dropped, its
+                    // time measured from the granules like a lost page's.
+                    if packets.count >= 2, !OpusDecoding.isWellFramed(self.bytes(of: packet, in: bytes), streams: elementaryStreams) {
+                        let span = packet.pieces.first!.lowerBound..<packet.pieces.last!.upperBound
+                        if let last = damage.last, last.beforePacket == packets.count {
+                            damage[damage.count - 1].bytes = min(last.bytes.lowerBound, span.lowerBound)..<max(last.bytes.upperBound, span.upperBound)
+                        } else {
+                            damage.append(Damage(bytes: span, sequenceGap: false, beforePacket: packets.count))
+                        }
+                        continue
+                    }
+                    packets.append(packet)
                     if packets.count == 2 { headerEnd = page.range.upperBound }
                 }
             }
@@ -123,9 +139,11 @@ struct OggOpusStream {
         }
         endsInsidePacket = current != nil
         // The OpusTags page damaged, then whole audio pages: RFC 7845 §3 starts the audio on a
-        // fresh page, so the first packet after the damage is audio (neither header's magic).
+        // fresh page, so the first packet after the damage is audio (neither header's magic, and
+        // one libopus can read).
         if packets.count >= 2, damage.first?.beforePacket == 1, !Self.packetStarts(packets[1], with: "OpusTags", in: bytes),
-           !Self.packetStarts(packets[1], with: "OpusHead", in: bytes) {
+           !Self.packetStarts(packets[1], with: "OpusHead", in: bytes),
+           OpusDecoding.isWellFramed(self.bytes(of: packets[1], in: bytes), streams: elementaryStreams) {
             tagsLost = true
             firstAudioPacket = 1
             headerEnd = pages[0].range.upperBound
@@ -150,6 +168,13 @@ struct OggOpusStream {
             streams = Int(head[19])
             coupledStreams = Int(head[20])
             mapping = Array(head[21..<(21 + channels)])
+            // RFC 7845 §5.1.1: at least one stream, no more coupled than there are, every channel
+            // one of their outputs or silent (255). No decoder can be made for anything else.
+            guard streams >= 1, coupledStreams <= streams, streams + coupledStreams <= 255,
+                  mapping.allSatisfy({ Int($0) < streams + coupledStreams || $0 == 255 })
+            else { throw RepairFailure(.cannotRepair, "its OpusHead's channel mapping is damaged") }
+        } else {
+            guard channels <= 2 else { throw RepairFailure(.cannotRepair, "its OpusHead is damaged (\(channels) channels in mapping family 0)") }
         }
     }
 

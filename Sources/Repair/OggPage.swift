@@ -88,3 +88,4 @@ func opusPacketSamples(_ first: UInt8, _ second: UInt8?) -> Int {
     }
     return frameSamples * frames
 }
+

@@ -8,8 +8,8 @@ enum OpusDecoding {
     /// The corresponding C functions are `opus_multistream_decoder_create` and `opus_multistream_decode`.
     static func firstFailure(_ stream: OggOpusStream, in bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool = { false }) -> String? {
         let mapping: [UInt8] = stream.mappingFamily == 0 ? Array(0..<UInt8(stream.channels)) : stream.mapping
-        let streams = stream.mappingFamily == 0 ? 1 : stream.streams
-        let coupled = stream.mappingFamily == 0 ? (stream.channels == 2 ? 1 : 0) : stream.coupledStreams
+        let streams = stream.elementaryStreams
+        let coupled = stream.coupledElementaryStreams
         var error: Int32 = 0
         guard let decoder = mapping.withUnsafeBufferPointer({
             opus_multistream_decoder_create(48_000, Int32(stream.channels), Int32(streams), Int32(coupled), $0.baseAddress!, &error)
@@ -25,5 +25,16 @@ enum OpusDecoding {
             if decoded < 0 { return "libopus rejects audio packet \(index + 1): \(String(cString: opus_strerror(decoded)))" }
         }
         return nil
+    }
+
+    /// Whether libopus reads `packet` as one Opus packet for each of `streams` elementary streams
+    /// (RFC 6716 §3.4's framing, self-delimited for all but the last): a packet it would refuse
+    /// as "corrupted stream" before decoding a sample. An empty packet is a lost one, which
+    /// decoders conceal. The corresponding C function is `opus_multistream_packet_unpad`, run on a
+    /// copy (it takes the padding out in place).
+    static func isWellFramed(_ packet: [UInt8], streams: Int) -> Bool {
+        guard !packet.isEmpty else { return true }
+        var copy = packet
+        return copy.withUnsafeMutableBufferPointer { opus_multistream_packet_unpad($0.baseAddress, Int32($0.count), Int32(streams)) } >= 0
     }
 }

@@ -58,6 +58,22 @@ import Testing
         #expect(OggBytes.granule(pages[2]) == Int64(preSkip), "granule = pre-skip: 0 samples to play")
     }
 
+    /// A surround stream (RFC 7845 mapping family 1: 3–8 channels in 2–5 elementary streams)
+    /// stopped before any audio: its silent packet has a part for every stream, as a multistream
+    /// decoder wants. Until 2026-11-28 it held one stream's, which libopus rejects ("corrupted
+    /// stream"): opusdec failed on the file, and `hark repair` on one killed before its first page.
+    @Test(arguments: [3, 6, 8]) func aSurroundStreamWithNoAudioDecodesToZeroSamples(channels: Int) throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: channels, sampleRate: 48_000)
+        let file = try EncodedFile(format: format, layout: ChannelLayout.waveDefault(channels: channels)) { _ in }
+        let wav = file.path + ".wav"
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        let decoded = try runOpusTool("opusdec", ["--quiet", "--force-wav", file.path, wav])
+        #expect(decoded.status == 0, "\(decoded.text)")
+        #expect(!decoded.text.contains("rror"), "\(decoded.text)")
+        let info = try opusinfo(file.path)
+        #expect(info.text.contains("Playback length: 0m:00.000s") && info.text.contains("Channels: \(channels)"), "\(info.text)")
+    }
+
     @Test func opusinfoRefusesTheEndPageWithACorruptedCRC() throws {
         // The control for the test above: opusinfo does read and check hark's page.
         let file = try EncodedFile { _ in }
@@ -75,12 +91,12 @@ import Testing
 private final class EncodedFile {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("hark-ogg-\(UUID().uuidString.prefix(8)).opus").path
 
-    init(settings: OpusSettings = OpusSettings(), _ feed: (OggOpusEncoder) throws -> Void) throws {
+    init(format: PCMFormat = OggOpusEndOfStreamTests.format, layout: ChannelLayout? = nil, settings: OpusSettings = OpusSettings(),
+         _ feed: (OggOpusEncoder) throws -> Void) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        let encoder = try OggOpusEncoder(format: OggOpusEndOfStreamTests.format, settings: settings,
-                                         sink: OutputSink(fileDescriptor: descriptor))
+        let encoder = try OggOpusEncoder(format: format, settings: settings, sink: OutputSink(fileDescriptor: descriptor), layout: layout)
         try feed(encoder)
         try encoder.finish()
     }

@@ -85,6 +85,81 @@ import Testing
         let written = try RepairTools.repair(["--write", opus], rig: rig)
         #expect([0, 1, 65].contains(written.status) && !written.standardError.contains("Fatal error"), "\(written.standardError)")
     }
+
+    // Found by the in-process fuzzer (`RepairFuzzTests`, 2026-11-28), each file made here by the
+    // reference encoder rather than hark's.
+
+    /// A 5.1 Ogg Opus file (opusenc: mapping family 1, four elementary streams) cut inside its first
+    /// audio page was ended with a one-stream silent packet, which a multistream decoder rejects
+    /// ("Decoding error." from opusdec). The same packet ended a surround recording stopped before
+    /// any audio (`OggOpusEndOfStreamTests`).
+    @Test func aSurroundOpusFileCutBeforeItsFirstAudioPageEndsAsAStreamThatDecodes() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: 6, sampleRate: 48_000),
+                                                    frames: 48_000).alsaBytes)
+        let opus = rig.path("surround.opus")
+        let made = try runTool("opusenc", ["--quiet", "--raw", "--raw-chan", "6", "--raw-rate", "48000", "--raw-bits", "16",
+                                           rig.inputFile.path, opus])
+        try #require(made.status == 0, "\(made.standardError)")
+        let pages = OggPages.offsets(in: try RepairTools.bytes(opus))
+        try #require(pages.count > 3, "\(pages.count) pages")
+        try RepairTools.bytes(opus).prefix(pages[2] + 200).write(to: URL(fileURLWithPath: opus))
+        let written = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(written.status == 1 && written.standardError.contains("no audio page"), "\(written.standardError)")
+        let decoded = try runTool("opusdec", ["--quiet", "--force-wav", opus, rig.path("out.wav")])
+        #expect(decoded.status == 0 && !decoded.standardError.contains("rror"), "\(decoded.standardError)")
+        let info = try OpusTools.info(opus)
+        #expect(info.isClean && info.text.contains("Channels: 6"), "\(info.text)")
+    }
+
+    /// The OpusTags page (or OpusHead's) repeated between two audio pages, CRC intact: its packet
+    /// was kept as audio, and the repair then failed its own decoding check after the check had
+    /// said "would repair". libopus cannot read a header packet as Opus, so it is dropped now, as
+    /// damage that cost no audio, and the file decodes to what it held.
+    @Test(arguments: [0, 1]) func aHeaderPageRepeatedAmongTheAudioIsDropped(header: Int) throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4 * 48_000).alsaBytes)
+        let opus = rig.path("repeated.opus")
+        let made = try runTool("opusenc", ["--quiet", "--raw", "--raw-chan", "2", "--raw-rate", "48000", "--raw-bits", "16",
+                                           rig.inputFile.path, opus])
+        try #require(made.status == 0, "\(made.standardError)")
+        let original = try OpusTools.decode(opus, dithered: false)
+        var data = try RepairTools.bytes(opus)
+        let pages = OggPages.offsets(in: data)
+        try #require(pages.count > 4, "\(pages.count) pages")  // opusenc: a page a second
+        data.insert(contentsOf: data[pages[header]..<pages[header + 1]], at: pages[3])
+        try data.write(to: URL(fileURLWithPath: opus))
+        let checked = try RepairTools.repair([opus], rig: rig)
+        #expect(checked.status == 2, "\(checked.standardError)")
+        let written = try RepairTools.repair(["--write", opus], rig: rig)
+        #expect(written.status == 1 && written.standardError.contains("no audio lost"), "\(written.standardError)")
+        #expect(try OpusTools.info(opus).isClean)
+        #expect(try OpusTools.decode(opus, dithered: false).samples == original.samples, "the same audio, decoded by opusdec")
+    }
+
+    /// FLAC metadata blocks whose bodies are not what their type says, in a file whose frames are
+    /// whole: a VORBIS_COMMENT whose vendor length runs past the block (`flac -t`: "BAD_METADATA";
+    /// the check said "nothing to do", its decoder skipping the block), and the tags block's type
+    /// byte made STREAMINFO (`flac -t`: "more than one STREAMINFO"; `--write` failed its own check).
+    /// Each becomes padding of its size: the audio stays where it was, and the file passes `flac -t`.
+    @Test(arguments: ["vendor length", "second STREAMINFO"]) func aDamagedMetadataBlockBecomesPadding(damage: String) throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        let (flac, samples) = try flacFile(rig, "tags.flac")
+        var data = try RepairTools.bytes(flac)
+        let tags = try #require(metadataBlock(4, in: data), "flac wrote no VORBIS_COMMENT")
+        if damage == "vendor length" {
+            data.replaceSubrange((tags + 4)..<(tags + 8), with: [0xFF, 0xFF, 0xFF, 0x00])
+        } else {
+            data[tags] &= 0x80
+        }
+        try data.write(to: URL(fileURLWithPath: flac))
+        #expect(try FLACTools.test(flac).status != 0, "the control: flac -t refuses the damaged file")
+        let checked = try RepairTools.repair([flac], rig: rig)
+        #expect(checked.status == 2 && checked.standardError.contains("made padding"), "\(checked.standardError)")
+        let written = try RepairTools.repair(["--write", flac], rig: rig)
+        #expect(written.status == 1, "\(written.standardError)")
+        #expect(try FLACTools.test(flac).status == 0)
+        #expect(try RepairTools.bytes(flac).count == data.count, "padding of the block's size: nothing moved")
+        try expectSameElements(FLACTools.decode(flac, bitsPerSample: 16), samples, "the audio as it was")
+    }
 }
 
 /// Ogg pages as they lie in a file, for changing one field and making its CRC right again.

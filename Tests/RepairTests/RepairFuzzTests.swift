@@ -1,0 +1,137 @@
+import Foundation
+@testable import Repair
+import SignalGenerator
+import Testing
+
+/// Property test of `hark repair` (the Repair library, in the process, so AddressSanitizer watches
+/// every byte it reads): mutated FLAC, Ogg Opus and WAV files from `RepairFuzzMutator`, each
+/// checked and then repaired as `hark repair` and `hark repair --write [--keep]` do. For every file:
+/// - nothing traps (a trap ends the test process, the case's seed and changes printed just before);
+/// - a check changes no byte, and says one line;
+/// - `--write` does what the check said: nothing for a sound file, the same refusal for a file it
+///   cannot repair, a repair for one it would repair, or (the one exception, counted) a repair
+///   refused by its own decoding check, which leaves the file exactly as it was;
+/// - a repaired file is sound when checked again, `--keep`'s original is the damaged file byte for
+///   byte, and nothing else is left beside it (no temporary file).
+///
+/// A seeded run is part of the suite; `scripts/fuzz-repair` runs many more with a random seed by
+/// setting `HARK_FUZZ_ITERATIONS` and `HARK_FUZZ_SEED`.
+@Suite struct RepairFuzzTests {
+    static var iterations: Int {
+        ProcessInfo.processInfo.environment["HARK_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 1_500 / sanitizerDivisor
+    }
+
+    static var seed: UInt64 {
+        ProcessInfo.processInfo.environment["HARK_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0x5245_5041_4952
+    }
+
+    /// Under AddressSanitizer the decoding checks run several times slower; a sanitized run takes a
+    /// fifth of the files, still hundreds of repairs for the sanitizer to watch.
+    static let sanitizerDivisor: Int = {
+        let process = dlopen(nil, RTLD_NOW)
+        return dlsym(process, "__asan_init") != nil || dlsym(process, "__tsan_init") != nil ? 5 : 1
+    }()
+
+    /// What the run came to, printed at its end (and by `scripts/fuzz-repair`).
+    struct Tally: CustomStringConvertible {
+        var sound = 0, repaired = 0, refused = 0, promisedButFailedItsCheck = 0
+
+        var description: String {
+            "\(sound) sound, \(repaired) repaired, \(refused) refused as not repairable, "
+                + "\(promisedButFailedItsCheck) said repairable but the repair failed its decoding check"
+        }
+    }
+
+    @Test func mutatedFilesAreRepairedOrRefusedAndNeverMadeWorse() throws {
+        let seeds = try RepairFuzzSeed.all()
+        // On a tmpfs where there is one: the repair's fsyncs then cost nothing, and the run is its
+        // CPU (a fifth of the time it took on this machine's disk).
+        let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : FileManager.default.temporaryDirectory.path
+        let folder = "\(base)/hark-repair-fuzz-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        print("RepairFuzzTests: \(Self.iterations) files, HARK_FUZZ_SEED=\(Self.seed)")
+        var mutator = RepairFuzzMutator(random: SplitMix64(seed: Self.seed))
+        var tally = Tally()
+        for iteration in 0..<Self.iterations {
+            let seed = seeds[iteration % seeds.count]
+            var bytes = seed.bytes
+            let changes = mutator.mutate(&bytes, seed.container)
+            let keep = mutator.random.next(below: 3) == 0
+            let name = "file \(iteration) (\(seed.name): \(changes.joined(separator: "; ")))"
+            // Printed before the repair runs, so a trap names the file that caused it.
+            if ProcessInfo.processInfo.environment["HARK_FUZZ_VERBOSE"] != nil { print(name) }
+            // A new file each time: a test beside this one that forks (to run a tool) holds a copy
+            // of the repair's descriptor until its exec, and with it the repair's lock on the file.
+            let path = "\(folder)/case-\(iteration).\(seed.container)"
+            try overwrite(path, with: bytes)
+            check(path: path, damaged: bytes, keep: keep, name: name, tally: &tally)
+            for leftover in try FileManager.default.contentsOfDirectory(atPath: folder) {
+                try FileManager.default.removeItem(atPath: "\(folder)/\(leftover)")
+            }
+        }
+        print("RepairFuzzTests: \(tally)")
+        #expect(tally.repaired > Self.iterations / 10, "the mutations reach the repairs: \(tally)")
+        #expect(tally.refused > 0 && tally.sound > 0, "and the refusals and whole files: \(tally)")
+    }
+
+    private func check(path: String, damaged: [UInt8], keep: Bool, name: String, tally: inout Tally) {
+        let checked = FileRepair.repair(path, write: false, keep: false)
+        #expect(contents(path) == damaged, "a check changed the file: \(name)")
+        #expect(!checked.line.contains("\n"), "\(checked.line): \(name)")
+        let written = FileRepair.repair(path, write: true, keep: keep)
+        #expect(!written.line.contains("\n"), "\(written.line): \(name)")
+        var expectedFiles: Set<String> = [path]
+        switch (checked.result, written.result) {
+        case (.sound, .sound):
+            tally.sound += 1
+            #expect(contents(path) == damaged, "\(name)")
+            // "Nothing to do" holds only for a file that decodes cleanly, metadata included.
+            if let container = checked.container {
+                let problem = damaged.withUnsafeBytes { FileRepair.verify($0, as: container, shouldStop: { false }) }
+                #expect(problem == nil, "called sound, but \(problem ?? ""): \(name)")
+            }
+        case (.failed(let first), .failed(let second)):
+            tally.refused += 1
+            #expect(first.message == second.message, "\(first.message) then \(second.message): \(name)")
+            #expect(contents(path) == damaged, "a refused repair changed the file: \(name)")
+        case (.wouldRepair, .failed(let failure)):
+            tally.promisedButFailedItsCheck += 1
+            if tally.promisedButFailedItsCheck <= 5 { print("RepairFuzzTests: said repairable, then \(written.line): \(name)") }
+            #expect(failure.kind == .verificationFailed, "said repairable, then \(written.line): \(name)")
+            #expect(contents(path) == damaged, "a failed repair changed the file: \(name)")
+        case (.wouldRepair, .repaired(let backup)):
+            tally.repaired += 1
+            let again = FileRepair.repair(path, write: false, keep: false)
+            if case .sound = again.result {} else { Issue.record("repaired, then \(again.line): \(name)") }
+            if keep {
+                let original = try? #require(backup, "--keep kept no original: \(name)")
+                if let original {
+                    #expect(contents(original) == damaged, "the kept original differs from the damaged file: \(name)")
+                    expectedFiles.insert(original)
+                }
+            } else {
+                #expect(backup == nil, "\(name)")
+            }
+        default:
+            Issue.record("the check said \(checked.line), --write \(written.line): \(name)")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        let present = Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { "\(folder)/\($0)" })
+        #expect(present == expectedFiles, "left beside the file: \(present.subtracting(expectedFiles)): \(name)")
+    }
+
+    private func contents(_ path: String) -> [UInt8]? {
+        (try? Data(contentsOf: URL(fileURLWithPath: path))).map { [UInt8]($0) }
+    }
+}
+
+/// Replaces a file's contents with plain POSIX calls (Foundation's `Data.write` may sync).
+private func overwrite(_ path: String, with bytes: [UInt8]) throws {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+    defer { close(descriptor) }
+    guard bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
+        throw CocoaError(.fileWriteUnknown)
+    }
+}
