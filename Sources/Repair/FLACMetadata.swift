@@ -10,9 +10,11 @@ struct FLACMetadata {
     }
 
     static let streamInfoType: UInt8 = 0
-    static let seekTableType: UInt8 = 3
-
     static let paddingType: UInt8 = 1
+    static let applicationType: UInt8 = 2
+    static let seekTableType: UInt8 = 3
+    static let vorbisCommentType: UInt8 = 4
+    static let pictureType: UInt8 = 6
 
     let blocks: [Block]
     /// Where the first frame starts: just after the last metadata block.
@@ -82,12 +84,12 @@ struct FLACMetadata {
         let body = UnsafeRawBufferPointer(rebasing: bytes[block.bodyOffset..<(block.bodyOffset + block.length)])
         switch block.type {
         case streamInfoType: return index == 0
-        case 2: return body.count >= 4
-        case 4:
+        case applicationType: return body.count >= 4
+        case vorbisCommentType:
             var reader = LengthPrefixedReader(body: body)
             guard reader.skipLittleEndianString(), let count = reader.littleEndian32() else { return false }
             return (0..<count).allSatisfy { _ in reader.skipLittleEndianString() }
-        case 6:
+        case pictureType:
             var reader = LengthPrefixedReader(body: body)
             return reader.skip(4) && reader.skipBigEndianString() && reader.skipBigEndianString() && reader.skip(16)
                 && reader.skipBigEndianString()

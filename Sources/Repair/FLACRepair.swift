@@ -20,10 +20,13 @@ enum FLACRepair {
         }
         // A fixed block size stream numbers its frames in blocks of the size all but its last frame
         // have: the first kept frame's, when another follows it. STREAMINFO's maximum only for a
-        // lone frame (it may be the stream's short last one): taken always, a maximum that lied
-        // (8192 over frames of 4096) put silence after every frame of a whole file.
-        let nominalBlockSize = walk.frames.count > 1 || stream.maximumBlockSize < first.header.blockSize
-            ? first.header.blockSize : stream.maximumBlockSize
+        // lone frame (it may be the stream's short last one), and only when its minimum agrees
+        // (RFC 9639: both count every block but the last, which in a fixed block size stream are
+        // one size): taken always, a maximum that lied (8192 over frames of 4096) put silence after
+        // every frame of a whole file, and one off by one (4097, the minimum 4096) made a repair
+        // whose kept frame was out of place at the next check.
+        let streamInfoAgrees = stream.minimumBlockSize == stream.maximumBlockSize && stream.maximumBlockSize >= first.header.blockSize
+        let nominalBlockSize = walk.frames.count > 1 || !streamInfoAgrees ? first.header.blockSize : stream.maximumBlockSize
         var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first.header.isVariableBlockSize)
         var problems: [String] = []
         var damageNotes: [String] = []
@@ -76,8 +79,8 @@ enum FLACRepair {
         for block in metadata.damagedBlocks {
             let what = switch block.type {
             case FLACMetadata.streamInfoType: "a second STREAMINFO block (readers take it for the stream's format)"
-            case 2: "its APPLICATION block is damaged"
-            case 4: "its VORBIS_COMMENT block is damaged (the tags are lost)"
+            case FLACMetadata.applicationType: "its APPLICATION block is damaged"
+            case FLACMetadata.vorbisCommentType: "its VORBIS_COMMENT block is damaged (the tags are lost)"
             default: "its PICTURE block is damaged (the picture is lost)"
             }
             problems.append("\(what), made padding")

@@ -89,3 +89,70 @@ func opusPacketSamples(_ first: UInt8, _ second: UInt8?) -> Int {
     return frameSamples * frames
 }
 
+/// Whether each elementary stream's part of a multistream Opus packet lasts as long as the first
+/// (RFC 7845 §5.1.1: every stream codes the same time; libopus's decoder refuses a packet whose
+/// parts differ, which its framing check alone lets through). Parts before the last are
+/// self-delimited (RFC 6716 appendix B); false when one of them cannot be read.
+func opusStreamsLastAlike(_ packet: [UInt8], streams: Int) -> Bool {
+    var start = 0
+    var durations: [Int] = []
+    for _ in 0..<(streams - 1) {
+        guard let (samples, next) = selfDelimitedOpusPart(packet, from: start) else { return false }
+        durations.append(samples)
+        start = next
+    }
+    guard start < packet.count else { return false }
+    durations.append(opusPacketSamples(packet[start], start + 1 < packet.count ? packet[start + 1] : nil))
+    return durations.allSatisfy { $0 == durations[0] }
+}
+
+/// One self-delimited Opus packet from `start`: its samples and where the next begins; nil when
+/// its lengths run past the end. Frame lengths are one byte under 252, else two (b0 + 4 × b1).
+private func selfDelimitedOpusPart(_ packet: [UInt8], from start: Int) -> (samples: Int, next: Int)? {
+    var position = start + 1
+    func length() -> Int? {
+        guard position < packet.count else { return nil }
+        let first = Int(packet[position])
+        position += 1
+        guard first >= 252 else { return first }
+        guard position < packet.count else { return nil }
+        defer { position += 1 }
+        return first + 4 * Int(packet[position])
+    }
+    guard start < packet.count else { return nil }
+    let toc = packet[start]
+    var bytes: Int
+    var frames = 1
+    switch toc & 0x3 {
+    case 0: guard let size = length() else { return nil }; bytes = size
+    case 1: guard let size = length() else { return nil }; bytes = 2 * size; frames = 2
+    case 2: guard let first = length(), let second = length() else { return nil }; bytes = first + second; frames = 2
+    default:
+        guard position < packet.count else { return nil }
+        let count = packet[position]
+        position += 1
+        frames = Int(count & 0x3F)
+        var padding = 0
+        if count & 0x40 != 0 {
+            while true {
+                guard position < packet.count else { return nil }
+                let byte = Int(packet[position])
+                position += 1
+                padding += byte == 255 ? 254 : byte
+                if byte != 255 { break }
+            }
+        }
+        if count & 0x80 != 0 {
+            bytes = 0
+            for _ in 0..<frames { guard let size = length() else { return nil }; bytes += size }
+        } else {
+            guard let size = length() else { return nil }
+            bytes = frames * size
+        }
+        bytes += padding
+    }
+    let next = position + bytes
+    guard frames >= 1, next <= packet.count else { return nil }
+    return (opusPacketSamples(toc, UInt8(truncatingIfNeeded: frames)), next)
+}
+

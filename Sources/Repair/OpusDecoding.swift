@@ -29,12 +29,14 @@ enum OpusDecoding {
 
     /// Whether libopus reads `packet` as one Opus packet for each of `streams` elementary streams
     /// (RFC 6716 §3.4's framing, self-delimited for all but the last): a packet it would refuse
-    /// as "corrupted stream" before decoding a sample. An empty packet is a lost one, which
-    /// decoders conceal. The corresponding C function is `opus_multistream_packet_unpad`, run on a
-    /// copy (it takes the padding out in place).
+    /// as "corrupted stream" before decoding a sample (its parts' framing, and their durations
+    /// alike). An empty packet is a lost one, which decoders conceal. The corresponding C function
+    /// is `opus_multistream_packet_unpad`, run on a copy (it takes the padding out in place).
     static func isWellFramed(_ packet: [UInt8], streams: Int) -> Bool {
         guard !packet.isEmpty else { return true }
         var copy = packet
-        return copy.withUnsafeMutableBufferPointer { opus_multistream_packet_unpad($0.baseAddress, Int32($0.count), Int32(streams)) } >= 0
+        guard copy.withUnsafeMutableBufferPointer({ opus_multistream_packet_unpad($0.baseAddress, Int32($0.count), Int32(streams)) }) >= 0
+        else { return false }
+        return streams == 1 || opusStreamsLastAlike(packet, streams: streams)
     }
 }

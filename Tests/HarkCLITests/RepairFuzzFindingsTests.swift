@@ -160,6 +160,28 @@ import Testing
         #expect(try RepairTools.bytes(flac).count == data.count, "padding of the block's size: nothing moved")
         try expectSameElements(FLACTools.decode(flac, bitsPerSample: 16), samples, "the audio as it was")
     }
+
+    /// STREAMINFO's block sizes disagreeing (minimum 4096, maximum 4097: one byte changed) with one
+    /// intact frame left between two damaged ones: the maximum was taken for the stream's block
+    /// size, so the repair put the frame a sample late and numbered the silence after it so that
+    /// the next check found the frame out of place. The frame's own size is taken now.
+    @Test func aRepairedFileIsWholeAtTheNextCheckWhenStreamInfosBlockSizesDisagree() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 12_000).alsaBytes)
+        let (flac, samples) = try flacFile(rig, "blocksizes.flac")  // frames of 4096, 4096, 3808
+        var data = try RepairTools.bytes(flac)
+        data[8 + 3] = 0x01  // STREAMINFO's maximum block size 4096 → 4097
+        let audioStart = try #require(metadataBlock(1, in: data)).advanced(by: 4 + 8_192)  // after flac's 8 KiB of padding
+        data[audioStart + 200] ^= 0x10  // inside the first frame
+        data[data.count - 200] ^= 0x10  // inside the last
+        try data.write(to: URL(fileURLWithPath: flac))
+        let written = try RepairTools.repair(["--write", flac], rig: rig)
+        #expect(written.status == 1, "\(written.standardError)")
+        let again = try RepairTools.repair([flac], rig: rig)
+        #expect(again.status == 0, "\(again.standardError)")
+        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        #expect(decoded.count == samples.count)
+        expectSameElements(decoded[(2 * 4_096)..<(2 * 8_192)], samples[(2 * 4_096)..<(2 * 8_192)], "the intact frame, where it was")
+    }
 }
 
 /// Ogg pages as they lie in a file, for changing one field and making its CRC right again.

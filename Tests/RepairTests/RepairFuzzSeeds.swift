@@ -49,6 +49,43 @@ struct RepairFuzzSeed {
         return seeds
     }
 
+    /// The same signal from the reference writers, where installed, whose files are laid out
+    /// otherwise: `flac -5` (a seek table of its own and 8 KiB of padding), `opusenc` (pages of a
+    /// second, 5.1 in its own channel mapping), sox (WAVE_FORMAT_PCM with no JUNK chunk). Each
+    /// missing program is named in `missing`.
+    static func fromReferenceWriters() throws -> (seeds: [RepairFuzzSeed], missing: [String]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hark-fuzz-writers-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for channels in [2, 6] {
+            let samples = MusicLikeSignal.samples(frames: 24_000, channels: channels, sampleRate: 48_000, bits: 16)
+            try Data(MusicLikeSignal.alsaBytes(samples, format: .s16LE)).write(to: URL(fileURLWithPath: "\(folder)/\(channels).raw"))
+        }
+        let raw = ["--force-raw-format", "--endian=little", "--sign=signed", "--bps=16", "--sample-rate=48000"]
+        let writers: [(name: String, container: Container, tool: String, arguments: [String])] = [
+            ("flac-5", .flac, "flac", ["-5", "-s", "-f"] + raw + ["--channels=2", "-o", "\(folder)/out", "\(folder)/2.raw"]),
+            ("opusenc-5.1", .opus, "opusenc", ["--quiet", "--raw", "--raw-chan", "6", "--raw-rate", "48000", "\(folder)/6.raw", "\(folder)/out"]),
+            ("sox", .wav, "sox", ["-t", "raw", "-r", "48000", "-e", "signed", "-b", "16", "-c", "2", "\(folder)/2.raw", "-t", "wav", "\(folder)/out"]),
+        ]
+        var seeds: [RepairFuzzSeed] = [], missing: [String] = []
+        for writer in writers {
+            let search = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            guard let tool = search.map({ "\($0)/\(writer.tool)" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+                missing.append(writer.tool)
+                continue
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = writer.arguments
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(folder)/out")))
+            seeds.append(RepairFuzzSeed(name: "\(writer.name).\(writer.container)", container: writer.container, bytes: bytes))
+        }
+        return (seeds, missing)
+    }
+
     /// `seconds` of `format` through the encoder `start` makes, read back from its file.
     private static func make(_ name: String, _ container: Container, _ format: PCMFormat, seconds: Double, finished: Bool,
                              _ start: (OutputSink) throws -> any AudioEncoder) throws -> RepairFuzzSeed {
