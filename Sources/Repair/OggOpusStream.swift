@@ -152,7 +152,13 @@ struct OggOpusStream {
         guard packets.count >= 2, tagsLost || Self.packetStarts(packets[1], with: "OpusTags", in: bytes) else {
             throw RepairFailure(.cannotRepair, "its OpusTags header is missing or damaged, and no whole audio page follows")
         }
-        // RFC 7845 §3: audio starts on a fresh page, so the header pages can be kept as they are.
+        // RFC 7845 §3: audio starts on a fresh page, so the header pages can be kept as they are:
+        // all the more when they end the stream or begin another (flags no writer sets there,
+        // whose page the repair would keep as it is, ending the repaired stream before its audio).
+        let headerPagesFlagged = pages.enumerated().contains { index, page in
+            page.range.upperBound <= headerEnd && (page.isEndOfStream || (index > 0 && page.flags & OggPageHeader.beginningOfStream != 0))
+        }
+        guard !headerPagesFlagged else { throw RepairFailure(.cannotRepair, "its header pages are damaged (a header page ends the stream or begins one)") }
         guard packets.count <= firstAudioPacket || packets[firstAudioPacket].pieces[0].lowerBound >= headerEnd,
               damage.allSatisfy({ $0.bytes.lowerBound >= headerEnd })
         else { throw RepairFailure(.cannotRepair, "its header pages are damaged") }

@@ -81,7 +81,8 @@ struct RepairFuzzSeed {
             process.waitUntilExit()
             guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(folder)/out")))
-            seeds.append(RepairFuzzSeed(name: "\(writer.name).\(writer.container)", container: writer.container, bytes: bytes))
+            seeds.append(RepairFuzzSeed(name: "\(writer.name).\(writer.container)", container: writer.container,
+                                        bytes: writer.container == .opus ? withFixedSerial(bytes) : bytes))
         }
         return (seeds, missing)
     }
@@ -105,6 +106,19 @@ struct RepairFuzzSeed {
         }
         if finished { try encoder.finish() }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        return RepairFuzzSeed(name: "\(name)\(finished ? "" : "-killed").\(container)", container: container, bytes: bytes)
+        return RepairFuzzSeed(name: "\(name)\(finished ? "" : "-killed").\(container)", container: container,
+                              bytes: container == .opus ? withFixedSerial(bytes) : bytes)
+    }
+
+    /// The stream with serial number 1 on every page (CRCs made again): the encoders choose one at
+    /// random, and mutations that read page lengths through another page's bytes would otherwise
+    /// make a seed's run different each time.
+    static func withFixedSerial(_ stream: [UInt8]) -> [UInt8] {
+        var bytes = stream
+        for page in RepairFuzzMutator.oggPages(stream) {
+            bytes.replaceSubrange((page.lowerBound + 14)..<(page.lowerBound + 18), with: [1, 0, 0, 0])
+            RepairFuzzMutator.setOggCRC(&bytes, pageAt: page.lowerBound)
+        }
+        return bytes
     }
 }
