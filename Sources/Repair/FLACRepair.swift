@@ -20,13 +20,16 @@ enum FLACRepair {
         }
         // A fixed block size stream numbers its frames in blocks of the size all but its last frame
         // have: the first kept frame's, when another follows it. STREAMINFO's maximum only for a
-        // lone frame (it may be the stream's short last one), and only when its minimum agrees
-        // (RFC 9639: both count every block but the last, which in a fixed block size stream are
-        // one size): taken always, a maximum that lied (8192 over frames of 4096) put silence after
-        // every frame of a whole file, and one off by one (4097, the minimum 4096) made a repair
-        // whose kept frame was out of place at the next check.
+        // lone frame that ends the file (it may be the stream's short last one; one with damage or
+        // a torn tail after it is not the last, so its size is the stream's), and only when its
+        // minimum agrees (RFC 9639: both count every block but the last, which in a fixed block
+        // size stream are one size). Taken always, a maximum that lied (8192 over frames of 4096)
+        // put silence after every frame of a whole file; one off by one (4097, the minimum 4096),
+        // or 65535 over a first frame of 4096 and a damaged rest, made a repair whose frames were
+        // out of place at the next check.
         let streamInfoAgrees = stream.minimumBlockSize == stream.maximumBlockSize && stream.maximumBlockSize >= first.header.blockSize
-        let nominalBlockSize = walk.frames.count > 1 || !streamInfoAgrees ? first.header.blockSize : stream.maximumBlockSize
+        let loneLastFrame = walk.frames.count == 1 && walk.tail == nil
+        let nominalBlockSize = loneLastFrame && streamInfoAgrees ? stream.maximumBlockSize : first.header.blockSize
         var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first.header.isVariableBlockSize)
         var problems: [String] = []
         var damageNotes: [String] = []
