@@ -182,6 +182,34 @@ import Testing
         #expect(decoded.count == samples.count)
         expectSameElements(decoded[(2 * 4_096)..<(2 * 8_192)], samples[(2 * 4_096)..<(2 * 8_192)], "the intact frame, where it was")
     }
+
+    /// STREAMINFO's block sizes both 65535 (agreeing, but not the frames' 4096), the first frame
+    /// intact and the rest damaged: taken for a lone last frame's stream, the repair made the rest
+    /// one silent last frame and numbered it frame 0 again. A frame with damage after it is not the last, so
+    /// its own size counts; the repair keeps it and cuts the rest.
+    @Test func aLoneFirstFrameKeepsItsOwnBlockSizeWhateverStreamInfoSays() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 12_000).alsaBytes)
+        let (flac, samples) = try flacFile(rig, "first.flac")
+        var data = try RepairTools.bytes(flac)
+        // Minimum and maximum block size 65535, minimum frame size and the maximum's top byte all
+        // ones (as the fuzzer set them): the maximum frame size then takes in the damaged rest,
+        // which was taken for one damaged last frame.
+        data.replaceSubrange(8..<16, with: [UInt8](repeating: 0xFF, count: 8))
+        let audioStart = try #require(metadataBlock(1, in: data)).advanced(by: 4 + 8_192)
+        // The second frame: its header as the first's, numbered 1.
+        let second = try #require((audioStart + 1..<(data.count - 5)).first {
+            data[$0] == 0xFF && data[$0 + 1] == 0xF8 && data[$0 + 2] == data[audioStart + 2]
+                && data[$0 + 3] == data[audioStart + 3] && data[$0 + 4] == 0x01
+        })
+        for offset in stride(from: second + 100, to: data.count, by: 2_000) { data[offset] ^= 0x10 }
+        try data.write(to: URL(fileURLWithPath: flac))
+        let written = try RepairTools.repair(["--write", flac], rig: rig)
+        #expect(written.status == 1, "\(written.standardError)")
+        let again = try RepairTools.repair([flac], rig: rig)
+        #expect(again.status == 0, "\(again.standardError)")
+        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        expectSameElements(decoded.prefix(2 * 4_096), samples.prefix(2 * 4_096), "the first frame, where it was")
+    }
 }
 
 /// Ogg pages as they lie in a file, for changing one field and making its CRC right again.
