@@ -47,8 +47,8 @@ import Testing
             print("RepairFuzzTests: no seeds from \(reference.missing.joined(separator: ", ")) (not installed; scripts/install-deps installs them)")
         }
         let seeds = try RepairFuzzSeed.all() + reference.seeds
-        // On a tmpfs where there is one: the repair's fsyncs then cost nothing, and the run is its
-        // CPU (a fifth of the time it took on this machine's disk).
+        // On a tmpfs where there is one: the repair's fsyncs then cost nothing, and the run takes
+        // the time its CPU takes, not the disk's.
         let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : FileManager.default.temporaryDirectory.path
         let folder = "\(base)/hark-repair-fuzz-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
