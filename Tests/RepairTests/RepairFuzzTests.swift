@@ -65,7 +65,8 @@ import Testing
             // Printed before the repair runs, so a trap names the file that caused it.
             if ProcessInfo.processInfo.environment["HARK_FUZZ_VERBOSE"] != nil { print(name) }
             // A new file each time: a test beside this one that forks (to run a tool) holds a copy
-            // of the repair's descriptor until its exec, and with it the repair's lock on the file.
+            // of the repair's descriptor until its exec, and with it the repair's lock on the file
+            // (`repair(_:write:keep:)` waits that out).
             let path = "\(folder)/case-\(iteration).\(seed.container)"
             try overwrite(path, with: bytes)
             if ProcessInfo.processInfo.environment["HARK_FUZZ_KEEP"] == String(iteration) {
@@ -83,10 +84,10 @@ import Testing
     }
 
     private func check(path: String, damaged: [UInt8], keep: Bool, name: String, tally: inout Tally) {
-        let checked = FileRepair.repair(path, write: false, keep: false)
+        let checked = repair(path, write: false, keep: false)
         #expect(contents(path) == damaged, "a check changed the file: \(name)")
         #expect(!checked.line.contains("\n"), "\(checked.line): \(name)")
-        let written = FileRepair.repair(path, write: true, keep: keep)
+        let written = repair(path, write: true, keep: keep)
         #expect(!written.line.contains("\n"), "\(written.line): \(name)")
         var expectedFiles: Set<String> = [path]
         switch (checked.result, written.result) {
@@ -107,7 +108,7 @@ import Testing
             #expect(contents(path) == damaged, "a failed repair changed the file: \(name)")
         case (.wouldRepair, .repaired(let backup)):
             tally.repaired += 1
-            let again = FileRepair.repair(path, write: false, keep: false)
+            let again = repair(path, write: false, keep: false)
             if case .sound = again.result {} else { Issue.record("repaired, then \(again.line): \(name)") }
             if keep {
                 let original = try? #require(backup, "--keep kept no original: \(name)")
@@ -124,6 +125,20 @@ import Testing
         let folder = (path as NSString).deletingLastPathComponent
         let present = Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { "\(folder)/\($0)" })
         #expect(present == expectedFiles, "left beside the file: \(present.subtracting(expectedFiles)): \(name)")
+    }
+
+    /// `FileRepair.repair`, asked again while it finds the file locked. No recorder runs here: the
+    /// lock is its own, from the call before, held on by a test beside this one that forked (to
+    /// run a tool) and has not yet reached its exec, which closes the copy of the descriptor. The
+    /// file is new to this run, so only such a copy can hold it, and for a moment.
+    private func repair(_ path: String, write: Bool, keep: Bool) -> RepairOutcome {
+        var outcome = FileRepair.repair(path, write: write, keep: keep)
+        for _ in 0..<500 {
+            guard case .failed(let failure) = outcome.result, failure.kind == .inUse else { break }
+            usleep(10_000)
+            outcome = FileRepair.repair(path, write: write, keep: keep)
+        }
+        return outcome
     }
 
     private func contents(_ path: String) -> [UInt8]? {
