@@ -161,6 +161,22 @@ import Testing
         try expectSameElements(FLACTools.decode(flac, bitsPerSample: 16), samples, "the audio as it was")
     }
 
+    /// Where `flac -5`'s first frame starts: after its PADDING block, the last, of 8 KiB.
+    func flacAudioStart(in data: Data) throws -> Int {
+        try #require(metadataBlock(1, in: data)).advanced(by: 4 + 8_192)
+    }
+
+    /// Writes `damaged` over `flac`, repairs it (exit 1), checks it again (exit 0: whole), and
+    /// returns what `flac -d` decodes of it.
+    func repairedAndWholeAtTheNextCheck(_ flac: String, damaged: Data, rig: ALSATestRig) throws -> [Int32] {
+        try damaged.write(to: URL(fileURLWithPath: flac))
+        let written = try RepairTools.repair(["--write", flac], rig: rig)
+        #expect(written.status == 1, "\(written.standardError)")
+        let again = try RepairTools.repair([flac], rig: rig)
+        #expect(again.status == 0, "\(again.standardError)")
+        return try FLACTools.decode(flac, bitsPerSample: 16)
+    }
+
     /// STREAMINFO's block sizes disagreeing (minimum 4096, maximum 4097: one byte changed) with one
     /// intact frame left between two damaged ones: the maximum was taken for the stream's block
     /// size, so the repair put the frame a sample late and numbered the silence after it so that
@@ -170,23 +186,18 @@ import Testing
         let (flac, samples) = try flacFile(rig, "blocksizes.flac")  // frames of 4096, 4096, 3808
         var data = try RepairTools.bytes(flac)
         data[8 + 3] = 0x01  // STREAMINFO's maximum block size 4096 → 4097
-        let audioStart = try #require(metadataBlock(1, in: data)).advanced(by: 4 + 8_192)  // after flac's 8 KiB of padding
+        let audioStart = try flacAudioStart(in: data)
         data[audioStart + 200] ^= 0x10  // inside the first frame
         data[data.count - 200] ^= 0x10  // inside the last
-        try data.write(to: URL(fileURLWithPath: flac))
-        let written = try RepairTools.repair(["--write", flac], rig: rig)
-        #expect(written.status == 1, "\(written.standardError)")
-        let again = try RepairTools.repair([flac], rig: rig)
-        #expect(again.status == 0, "\(again.standardError)")
-        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        let decoded = try repairedAndWholeAtTheNextCheck(flac, damaged: data, rig: rig)
         #expect(decoded.count == samples.count)
         expectSameElements(decoded[(2 * 4_096)..<(2 * 8_192)], samples[(2 * 4_096)..<(2 * 8_192)], "the intact frame, where it was")
     }
 
     /// STREAMINFO's block sizes both 65535 (agreeing, but not the frames' 4096), the first frame
     /// intact and the rest damaged: taken for a lone last frame's stream, the repair made the rest
-    /// one silent last frame and numbered it frame 0 again. A frame with damage after it is not the last, so
-    /// its own size counts; the repair keeps it and cuts the rest.
+    /// one silent last frame and numbered it frame 0 again. A frame with damage after it is not the
+    /// last, so its own size counts; the repair keeps it and cuts the rest.
     @Test func aLoneFirstFrameKeepsItsOwnBlockSizeWhateverStreamInfoSays() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 12_000).alsaBytes)
         let (flac, samples) = try flacFile(rig, "first.flac")
@@ -195,19 +206,14 @@ import Testing
         // ones (as the fuzzer set them): the maximum frame size then takes in the damaged rest,
         // which was taken for one damaged last frame.
         data.replaceSubrange(8..<16, with: [UInt8](repeating: 0xFF, count: 8))
-        let audioStart = try #require(metadataBlock(1, in: data)).advanced(by: 4 + 8_192)
+        let audioStart = try flacAudioStart(in: data)
         // The second frame: its header as the first's, numbered 1.
         let second = try #require((audioStart + 1..<(data.count - 5)).first {
             data[$0] == 0xFF && data[$0 + 1] == 0xF8 && data[$0 + 2] == data[audioStart + 2]
                 && data[$0 + 3] == data[audioStart + 3] && data[$0 + 4] == 0x01
         })
         for offset in stride(from: second + 100, to: data.count, by: 2_000) { data[offset] ^= 0x10 }
-        try data.write(to: URL(fileURLWithPath: flac))
-        let written = try RepairTools.repair(["--write", flac], rig: rig)
-        #expect(written.status == 1, "\(written.standardError)")
-        let again = try RepairTools.repair([flac], rig: rig)
-        #expect(again.status == 0, "\(again.standardError)")
-        let decoded = try FLACTools.decode(flac, bitsPerSample: 16)
+        let decoded = try repairedAndWholeAtTheNextCheck(flac, damaged: data, rig: rig)
         expectSameElements(decoded.prefix(2 * 4_096), samples.prefix(2 * 4_096), "the first frame, where it was")
     }
 }
