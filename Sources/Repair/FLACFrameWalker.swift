@@ -13,7 +13,7 @@
 /// and the test signal has one). So where a frame's end falls in the zeros, libFLAC decides: the
 /// end at which the frame alone decodes cleanly, trying the end of the file first.
 struct FLACFrameWalk {
-    struct Frame {
+    struct Frame: Equatable {
         let range: Range<Int>
         let header: FLACFrameHeader
     }
@@ -40,10 +40,20 @@ struct FLACFrameWalk {
         let walker = Walker(bytes: bytes, end: end, zeroTailStart: zeroTailStart, stream: metadata.streamInfo,
                             header: UnsafeRawBufferPointer(rebasing: bytes[..<metadata.audioStart]))
 
+        // Reading a frame's bytes for its CRC costs its length; at a false header, up to the
+        // longest frame the header allows. The index costs a pass over twice the longest frame,
+        // each byte a few times a read's work, then a few comparisons per candidate. So the walk
+        // reads while reading has cost at most twice its progress and four of the longest frames:
+        // an intact file and damage with few false headers (most damage) cost what they did, and
+        // false headers in number, in a run or each beside an intact frame, cost the index's passes.
+        lazy var ends = FLACFrameEndIndex(bytes: bytes, end: end, zeroTailStart: zeroTailStart, stream: metadata.streamInfo)
+        let readingAllowance = 4 * FLACFrameEndIndex.longestFrame(stream: metadata.streamInfo)
+        var bytesRead = 0
         var position = metadata.audioStart
         var isVariable: Bool?
         while position < end {
-            if let frame = walker.frame(at: position, isVariable: isVariable) {
+            let readsOn = bytesRead <= readingAllowance + 2 * (position - metadata.audioStart)
+            if let frame = walker.frame(at: position, isVariable: isVariable, ends: readsOn ? nil : ends, bytesRead: &bytesRead) {
                 frames.append(frame)
                 isVariable = frame.header.isVariableBlockSize
                 position = frame.range.upperBound
@@ -52,7 +62,11 @@ struct FLACFrameWalk {
             var next = position + 1
             var found: Frame?
             while next < min(end, zeroTailStart) {
-                if let frame = walker.frame(at: next, isVariable: isVariable) { found = frame; break }
+                let readsOn = bytesRead <= readingAllowance + 2 * (next - metadata.audioStart)
+                if let frame = walker.frame(at: next, isVariable: isVariable, ends: readsOn ? nil : ends, bytesRead: &bytesRead) {
+                    found = frame
+                    break
+                }
                 next += 1
             }
             guard let found else {
@@ -65,7 +79,9 @@ struct FLACFrameWalk {
         }
     }
 
-    private struct Walker {
+    /// Finds the frame at an offset; internal for the tests, which hold its two ways of finding a
+    /// frame's end to the same answers.
+    struct Walker {
         let bytes: UnsafeRawBufferPointer
         let end: Int
         let zeroTailStart: Int
@@ -76,15 +92,32 @@ struct FLACFrameWalk {
         /// Bytes past the first possible end in the zeros that are tried as the frame's end.
         static let zeroRunSearch = 256
 
-        func frame(at offset: Int, isVariable: Bool?) -> Frame? {
+        /// The intact frame at `offset`, its end found by reading its bytes for the CRC-16 (or
+        /// with `ends`, which gives the same end without reading them); nil when there is none.
+        func frame(at offset: Int, isVariable: Bool?, ends: FLACFrameEndIndex? = nil) -> Frame? {
+            var bytesRead = 0
+            return frame(at: offset, isVariable: isVariable, ends: ends, bytesRead: &bytesRead)
+        }
+
+        /// The same, adding to `bytesRead` the bytes it read for the CRC-16.
+        func frame(at offset: Int, isVariable: Bool?, ends: FLACFrameEndIndex?, bytesRead: inout Int) -> Frame? {
             guard offset + 1 < end, bytes[offset] == 0xFF,
                   let header = FLACFrameHeader.parse(UnsafeRawBufferPointer(rebasing: bytes[..<end]), at: offset, stream: stream),
                   isVariable == nil || header.isVariableBlockSize == isVariable
             else { return nil }
             let limit = min(end, offset + header.maximumFrameLength(stream: stream))
             let shortest = offset + header.length + 3  // at least one subframe byte and the CRC-16
+            if let ends {
+                switch ends.frameEnd(start: offset, shortest: shortest, limit: limit) {
+                case nil: return nil
+                case .at(let frameEnd): return Frame(range: offset..<frameEnd, header: header)
+                case .inZeros(let firstEnd):
+                    return Frame(range: offset..<endInZeros(frameStart: offset, firstEnd: firstEnd, blockSize: header.blockSize), header: header)
+                }
+            }
             var crc: UInt16 = 0
             var index = offset
+            defer { bytesRead += index - offset }
             while index < limit {
                 crc = Checksums.crc16(crc, adding: bytes[index])
                 index += 1

@@ -64,13 +64,20 @@ struct OggOpusStream {
         var current: Packet?
         var expectedSequence = first.sequence
         var atEnd = false
+        let capturePattern = Array("OggS".utf8)
+        var crcs = OggCRCWindow(bytes)
         while position < bytes.count && !atEnd {
             guard let page = OggPageHeader.parse(bytes, at: position) else {
                 // Damage: the next intact page of this stream, or the torn tail.
+                // A candidate's CRC comes from `crcs` in a fixed number of steps; read whole, a
+                // run of false headers cost up to 64 KiB of reading each.
                 var next = position + 1
                 var found: OggPageHeader?
-                while let candidate = bytes.firstIndex(of: Array("OggS".utf8), from: next) {
-                    if let page = OggPageHeader.parse(bytes, at: candidate), page.serial == first.serial { found = page; break }
+                while let candidate = bytes.firstIndex(of: capturePattern, from: next) {
+                    if let page = OggPageHeader.header(bytes, at: candidate), page.serial == first.serial, crcs.crcMatches(page) {
+                        found = page
+                        break
+                    }
                     next = candidate + 1
                 }
                 guard let found else { tail = position..<bytes.count; break }

@@ -28,6 +28,13 @@ struct OggPageHeader {
 
     /// The page at `offset` if it is whole and its CRC matches; nil otherwise.
     static func parse(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> OggPageHeader? {
+        guard let page = header(bytes, at: offset), page.hasMatchingCRC(in: bytes) else { return nil }
+        return page
+    }
+
+    /// The page at `offset` if its header reads as one and it is whole, its CRC not yet checked
+    /// (the search through damage checks it with `OggCRCWindow`); nil otherwise.
+    static func header(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> OggPageHeader? {
         guard offset + fixedHeaderLength <= bytes.count, bytes.matches("OggS", at: offset), bytes[offset + 4] == 0 else { return nil }
         let segments = Int(bytes[offset + 26])
         guard offset + fixedHeaderLength + segments <= bytes.count else { return nil }
@@ -40,11 +47,15 @@ struct OggPageHeader {
                                  serial: UInt32(bytes.littleEndian(at: offset + 14, bytes: 4)),
                                  sequence: UInt32(bytes.littleEndian(at: offset + 18, bytes: 4)), lacing: lacing)
         guard page.range.upperBound <= bytes.count else { return nil }
+        return page
+    }
+
+    /// Whether the page's CRC, taken over its bytes with the CRC field as zeros, is the one stored.
+    func hasMatchingCRC(in bytes: UnsafeRawBufferPointer) -> Bool {
         var crc = OggPage.crc32(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 22)]))
         crc = OggPage.crc32([0, 0, 0, 0], startingAt: crc)
-        crc = OggPage.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 26)..<page.range.upperBound]), startingAt: crc)
-        guard crc == UInt32(bytes.littleEndian(at: offset + 22, bytes: 4)) else { return nil }
-        return page
+        crc = OggPage.crc32(UnsafeRawBufferPointer(rebasing: bytes[(offset + 26)..<range.upperBound]), startingAt: crc)
+        return crc == UInt32(bytes.littleEndian(at: offset + 22, bytes: 4))
     }
 
     /// A whole page with its CRC.

@@ -60,6 +60,8 @@ struct RepairFuzzMutator {
                 done.append("bytes \(at)..<\(end) set to \(value)")
             case 8 where container == .opus:
                 done.append(changeAnOggPageField(&bytes))
+            case 9 where container != .wav && random.next(below: 2) == 0:
+                done.append(insertFalseHeaders(&bytes, container))
             default:
                 let at = random.next(below: bytes.count + 1), count = [1, 3, 17, 4_096][random.next(below: 4)]
                 bytes.insert(contentsOf: (0..<count).map { _ in UInt8(random.next(below: 256)) }, at: at)
@@ -94,6 +96,22 @@ struct RepairFuzzMutator {
         let fixCRC = random.next(below: 10) < 7
         if fixCRC { Self.setOggCRC(&bytes, pageAt: page.lowerBound) }
         return "the \(field) of the page at \(page.lowerBound) set to \(value)\(fixCRC ? ", its CRC made right" : "")"
+    }
+
+    /// A run of false headers before a frame or page: the first 16 bytes of a FLAC frame (its header,
+    /// whole, and the start of its audio), or an Ogg page's header and segment table without its
+    /// body, repeated 2, 60 or 700 times. Each copy reads as a header; the search through the run
+    /// must judge every one (`FLACFrameEndIndex`, `OggCRCWindow`).
+    private mutating func insertFalseHeaders(_ bytes: inout [UInt8], _ container: RepairFuzzSeed.Container) -> String {
+        let units = Self.units(of: bytes, container)
+        guard !units.isEmpty else { return "no frame or page to copy a header from" }
+        let unit = units[random.next(below: units.count)], to = units[random.next(below: units.count)].lowerBound
+        let headerLength = container == .opus ? 27 + Int(bytes[unit.lowerBound + 26]) : 16
+        guard unit.count >= headerLength else { return "the unit at \(unit.lowerBound) is shorter than a header" }
+        let copies = [2, 60, 700][random.next(below: 3)]
+        let header = bytes[unit.lowerBound..<(unit.lowerBound + headerLength)]
+        bytes.insert(contentsOf: (0..<copies).flatMap { _ in header }, at: to)
+        return "the \(headerLength)-byte header at \(unit.lowerBound) inserted \(copies) times at \(to)"
     }
 
     /// The repeatable units of a file: its Ogg pages, its FLAC frames (from one sync code to the

@@ -17,7 +17,12 @@ struct RepairFuzzSeed {
     /// files in a few seconds; long enough for several frames and pages): 16-bit stereo, 24-bit 5.1
     /// (FLAC's and WAVE's channel mask; Opus mapping family 1), float WAV (WAVE_FORMAT_EXTENSIBLE
     /// with its `fact` chunk), 8 kHz mono; then each finished and unfinished.
-    static func all() throws -> [RepairFuzzSeed] {
+    static func all() throws -> [RepairFuzzSeed] { try made.get() }
+
+    /// Made once per test process: several suites use them, in parallel.
+    private static let made = Result { try makeAll() }
+
+    private static func makeAll() throws -> [RepairFuzzSeed] {
         let stereo = PCMFormat(sampleFormat: .s16LE, channels: 2, sampleRate: 48_000)
         let surround = PCMFormat(sampleFormat: .s24LE, channels: 6, sampleRate: 48_000)
         let float = PCMFormat(sampleFormat: .floatLE, channels: 2, sampleRate: 44_100)
@@ -90,7 +95,7 @@ struct RepairFuzzSeed {
     /// `seconds` of `format` through the encoder `start` makes, read back from its file.
     private static func make(_ name: String, _ container: Container, _ format: PCMFormat, seconds: Double, finished: Bool,
                              _ start: (OutputSink) throws -> any AudioEncoder) throws -> RepairFuzzSeed {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hark-fuzz-seed-\(getpid()).\(container)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hark-fuzz-seed-\(getpid())-\(UUID().uuidString).\(container)").path
         let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
         defer { close(descriptor); unlink(path) }
