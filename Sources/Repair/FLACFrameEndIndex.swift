@@ -28,11 +28,10 @@ final class FLACFrameEndIndex {
         case inZeros(firstEnd: Int)
     }
 
-    private static let arithmetic = CRCArithmetic<UInt16>(generator: 0x8005)
     /// x^(−8) as a map of registers, by each register's low and high byte (it is linear).
-    private static let undoZeroByte: (low: [UInt16], high: [UInt16]) = {
-        let inverse = arithmetic.zeroByteInverse()
-        return ((0..<256).map { arithmetic.product(UInt16($0), inverse) }, (0..<256).map { arithmetic.product(UInt16($0) << 8, inverse) })
+    private static let undoZeroByte: (low: [UInt32], high: [UInt32]) = {
+        let flac = CRCArithmetic.flac, inverse = flac.zeroByteInverse()
+        return ((0..<256).map { flac.product(UInt32($0), inverse) }, (0..<256).map { flac.product(UInt32($0) << 8, inverse) })
     }()
 
     private let bytes: UnsafeRawBufferPointer
@@ -47,7 +46,7 @@ final class FLACFrameEndIndex {
     private var windowEnd = -1
     /// The offsets where a frame can end, in order, with their keys.
     private var ends: [Int] = []
-    private var keys: [UInt16] = []
+    private var keys: [UInt32] = []
     /// For each of `ends`, the index of the next with the same key, or −1.
     private var nextWithSameKey: [Int32] = []
     /// Scratch for chaining: the last index seen for each key, −1 when none.
@@ -106,9 +105,9 @@ final class FLACFrameEndIndex {
         windowEnd = min(end, start + 2 * longestFrame)
         ends.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
-        let arithmetic = Self.arithmetic, undo = Self.undoZeroByte
-        var register: UInt16 = 0  // R(offset): the CRC of bytes[windowStart..<offset]
-        var scale: UInt16 = 1  // x^(−8(offset − windowStart))
+        let arithmetic = CRCArithmetic.flac, undo = Self.undoZeroByte
+        var register: UInt32 = 0  // R(offset): the CRC of bytes[windowStart..<offset]
+        var scale: UInt32 = 1  // x^(−8(offset − windowStart))
         for offset in windowStart...windowEnd {
             if canEnd(at: offset) {
                 ends.append(offset)

@@ -12,7 +12,6 @@
 /// per three pages of progress); a page before it, which the search never asks, would also start it
 /// again, at no cost to the answer.
 struct OggCRCWindow {
-    private static let arithmetic = CRCArithmetic<UInt32>(generator: 0x04C1_1DB7)
     /// The most prefixes a window holds: four of the longest pages.
     static let capacity = 4 * 65_536
 
@@ -36,9 +35,9 @@ struct OggCRCWindow {
         }
         prefixes.reserveCapacity(Self.capacity)
         while base + prefixes.count - 1 < range.upperBound {
-            prefixes.append(Self.arithmetic.adding(bytes[base + prefixes.count - 1], to: prefixes[prefixes.count - 1]))
+            prefixes.append(CRCArithmetic.ogg.adding(bytes[base + prefixes.count - 1], to: prefixes[prefixes.count - 1]))
         }
-        let arithmetic = Self.arithmetic
+        let arithmetic = CRCArithmetic.ogg
         // The page's register as it lies in the file, its CRC field included.
         let asStored = prefixes[range.upperBound - base] ^ arithmetic.shifted(prefixes[range.lowerBound - base], overZeroBytes: range.count)
         // Ogg's CRC is taken with the field (bytes 22 to 25) as zeros. By linearity that is the

@@ -121,7 +121,17 @@ struct RepairFuzzMutator {
         case .opus:
             return oggPages(bytes)
         case .flac:
-            let syncs = (4..<max(4, bytes.count - 1)).filter { bytes[$0] == 0xFF && bytes[$0 + 1] & 0xFE == 0xF8 }
+            // A plain loop over the buffer: a filter's closure per byte took a sixth of the suite's
+            // run in the debug build.
+            let syncs = bytes.withUnsafeBufferPointer { bytes in
+                var syncs: [Int] = []
+                var index = 4
+                while index + 1 < bytes.count {
+                    if bytes[index] == 0xFF && bytes[index + 1] & 0xFE == 0xF8 { syncs.append(index) }
+                    index += 1
+                }
+                return syncs
+            }
             return zip(syncs, syncs.dropFirst()).map { $0..<$1 }
         case .wav:
             var chunks: [Range<Int>] = [], position = 12
