@@ -117,18 +117,20 @@ struct FLACFrameWalk {
             }
             var crc: UInt16 = 0
             var index = offset
-            defer { bytesRead += index - offset }
             while index < limit {
                 crc = Checksums.crc16(crc, adding: bytes[index])
                 index += 1
                 guard crc == 0 && index >= shortest else { continue }
                 if index == end || startsFrame(at: index) || startsCutHeader(at: index) {
+                    bytesRead += index - offset
                     return Frame(range: offset..<index, header: header)
                 }
                 if index >= zeroTailStart {
+                    bytesRead += index - offset
                     return Frame(range: offset..<endInZeros(frameStart: offset, firstEnd: index, blockSize: header.blockSize), header: header)
                 }
             }
+            bytesRead += index - offset
             return nil
         }
 
