@@ -29,7 +29,7 @@ struct FLACFrameWalk {
     /// An ID3v1 tag at the very end, which some taggers add to FLAC files; kept as it is.
     var trailingID3v1: Range<Int>?
 
-    init(_ bytes: UnsafeRawBufferPointer, metadata: FLACMetadata) {
+    init(_ bytes: UnsafeRawBufferPointer, metadata: FLACMetadata, shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) {
         var end = bytes.count
         if end - 128 >= metadata.audioStart, bytes.matches("TAG", at: end - 128) {
             trailingID3v1 = (end - 128)..<end
@@ -51,7 +51,9 @@ struct FLACFrameWalk {
         var bytesRead = 0
         var position = metadata.audioStart
         var isVariable: Bool?
+        var stopCheck = WalkStopCheck(from: position, shouldStop: shouldStop)
         while position < end {
+            try stopCheck.check(at: position)
             let readsOn = bytesRead <= readingAllowance + 2 * (position - metadata.audioStart)
             if let frame = walker.frame(at: position, isVariable: isVariable, ends: readsOn ? nil : ends, bytesRead: &bytesRead) {
                 frames.append(frame)
@@ -62,6 +64,7 @@ struct FLACFrameWalk {
             var next = position + 1
             var found: Frame?
             while next < min(end, zeroTailStart) {
+                try stopCheck.check(at: next)
                 let readsOn = bytesRead <= readingAllowance + 2 * (next - metadata.audioStart)
                 if let frame = walker.frame(at: next, isVariable: isVariable, ends: readsOn ? nil : ends, bytesRead: &bytesRead) {
                     found = frame

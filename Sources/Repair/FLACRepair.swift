@@ -9,7 +9,7 @@ enum FLACRepair {
     static func analyse(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) -> RepairAnalysis {
         let metadata = try FLACMetadata(bytes)
         let stream = metadata.streamInfo
-        let walk = FLACFrameWalk(bytes, metadata: metadata)
+        let walk = try FLACFrameWalk(bytes, metadata: metadata, shouldStop: shouldStop)
         guard let first = walk.frames.first else {
             // A recording stopped before its first frame: an empty stream, whole as it is.
             if bytes.count == metadata.audioStart && stream.totalSamples == 0 {
@@ -130,7 +130,7 @@ enum FLACRepair {
         let decoded = FLACDecoding.decode(length: plan.length, checkMD5: false, shouldStop: shouldStop) { range, destination in
             plan.copy(range, from: bytes, into: destination)
         }
-        if decoded?.interrupted == true { throw RepairFailure(.interrupted, "interrupted; nothing changed") }
+        if decoded?.interrupted == true { throw .interruptedAnalysis }
         guard let decoded, decoded.errors.isEmpty, decoded.samples == repaired.totalSamples else {
             let why = decoded?.errors.first ?? "libFLAC could not start"
             return RepairAnalysis(container: .flac, problems: problems, seconds: 0,
@@ -161,7 +161,8 @@ enum FLACRepair {
     /// MD5 check, in C: one decode, not the analysis's two).
     static func verify(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) -> String? {
         guard let metadata = try? FLACMetadata(bytes) else { return "it is no longer a FLAC stream" }
-        let walk = FLACFrameWalk(bytes, metadata: metadata)
+        // The walk throws only when a stop signal ended it.
+        guard let walk = try? FLACFrameWalk(bytes, metadata: metadata, shouldStop: shouldStop) else { return FileRepair.interruptedCheck }
         guard walk.damaged.isEmpty, walk.tail == nil else { return "its frames are not whole" }
         guard metadata.streamInfo.isMD5Set || walk.frames.isEmpty else { return "its MD5 is not set" }
         // Up to a trailing ID3v1 tag, which the walk kept apart (libFLAC would lose sync on it).

@@ -140,7 +140,7 @@ public enum FileRepair {
                         shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) -> RepairAnalysis {
         switch container {
         case .flac: try FLACRepair.analyse(bytes, shouldStop: shouldStop)
-        case .oggOpus: try OggOpusRepair.analyse(bytes)
+        case .oggOpus: try OggOpusRepair.analyse(bytes, shouldStop: shouldStop)
         case .wav: try WAVRepair.analyse(bytes)
         }
     }

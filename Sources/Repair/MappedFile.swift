@@ -88,11 +88,11 @@ extension UnsafeRawBufferPointer {
         return ascii.indices.allSatisfy { self[offset + $0] == ascii[$0] }
     }
 
-    /// The offset of the first `pattern` at or after `start`, or nil.
-    func firstIndex(of pattern: [UInt8], from start: Int) -> Int? {
+    /// The offset of the first `pattern` at or after `start` and before `limit`, or nil.
+    func firstIndex(of pattern: [UInt8], from start: Int, before limit: Int = .max) -> Int? {
         guard !pattern.isEmpty, start >= 0 else { return nil }
         var index = start
-        while index + pattern.count <= count {
+        while index + pattern.count <= count && index < limit {
             if self[index] == pattern[0] && pattern.indices.allSatisfy({ self[index + $0] == pattern[$0] }) { return index }
             index += 1
         }

@@ -15,8 +15,8 @@ enum OggOpusRepair {
     /// Samples at most on a rebuilt page: one second, which keeps seeking as fine as opusenc's.
     static let samplesPerRebuiltPage = 48_000
 
-    static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
-        let stream = try OggOpusStream(bytes)
+    static func analyse(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) -> RepairAnalysis {
+        let stream = try OggOpusStream(bytes, shouldStop: shouldStop)
         let audio = Array(stream.packets.dropFirst(stream.firstAudioPacket))
         var problems: [String] = []
         if stream.tagsLost { problems.append("its OpusTags header is damaged: a new, empty one in its place (the tags are lost)") }
@@ -217,10 +217,16 @@ enum OggOpusRepair {
     }
 
     /// Checks a written repair: it must analyse as sound, and libopus must decode every packet.
-    static func verify(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool = { false }) -> String? {
-        guard let analysis = try? analyse(bytes) else { return "it is no longer an Ogg Opus stream" }
+    static func verify(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) -> String? {
+        let analysis: RepairAnalysis
+        do throws(RepairFailure) {
+            analysis = try analyse(bytes, shouldStop: shouldStop)
+        } catch {
+            return error.kind == .interrupted ? FileRepair.interruptedCheck : "it is no longer an Ogg Opus stream"
+        }
         guard case .sound = analysis.verdict else { return "it still needs repair (\(analysis.problems.joined(separator: ", ")))" }
-        guard let stream = try? OggOpusStream(bytes) else { return "it is no longer an Ogg Opus stream" }
+        // Read once already without a failure: a stop signal is all that can fail it now.
+        guard let stream = try? OggOpusStream(bytes, shouldStop: shouldStop) else { return FileRepair.interruptedCheck }
         return OpusDecoding.firstFailure(stream, in: bytes, shouldStop: shouldStop)
     }
 }

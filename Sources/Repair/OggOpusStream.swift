@@ -51,7 +51,9 @@ struct OggOpusStream {
     var elementaryStreams: Int { mappingFamily == 0 ? 1 : streams }
     var coupledElementaryStreams: Int { mappingFamily == 0 ? (channels == 2 ? 1 : 0) : coupledStreams }
 
-    init(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) {
+    /// A stop signal (`shouldStop`) is looked for once per mebibyte the reading moves on, and ends
+    /// it with `RepairFailure.interruptedAnalysis`.
+    init(_ bytes: UnsafeRawBufferPointer, shouldStop: @escaping () -> Bool = { false }) throws(RepairFailure) {
         guard let first = OggPageHeader.parse(bytes, at: 0) else {
             throw RepairFailure(.cannotRepair, bytes.matches("OggS", at: 0) ? "its first Ogg page is damaged: nothing to recover" : "not an Ogg stream")
         }
@@ -66,14 +68,23 @@ struct OggOpusStream {
         var atEnd = false
         let capturePattern = Array("OggS".utf8)
         var crcs = OggCRCWindow(bytes)
+        var stopCheck = WalkStopCheck(from: position, shouldStop: shouldStop)
         while position < bytes.count && !atEnd {
+            try stopCheck.check(at: position)
             guard let page = OggPageHeader.parse(bytes, at: position) else {
                 // Damage: the next intact page of this stream, or the torn tail.
                 // A candidate's CRC comes from `crcs` in a fixed number of steps; read whole, a
-                // run of false headers cost up to 64 KiB of reading each.
+                // run of false headers cost up to 64 KiB of reading each. The capture pattern is
+                // looked for up to the stop check's next look at most, so noise without one is
+                // gone through a mebibyte at a time.
                 var next = position + 1
                 var found: OggPageHeader?
-                while let candidate = bytes.firstIndex(of: capturePattern, from: next) {
+                while next < bytes.count {
+                    try stopCheck.check(at: next)
+                    guard let candidate = bytes.firstIndex(of: capturePattern, from: next, before: stopCheck.nextLook) else {
+                        next = stopCheck.nextLook
+                        continue
+                    }
                     if let page = OggPageHeader.header(bytes, at: candidate), page.serial == first.serial, crcs.crcMatches(page) {
                         found = page
                         break

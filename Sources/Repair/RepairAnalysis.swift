@@ -114,6 +114,10 @@ public struct RepairFailure: Error, Sendable {
         self.kind = kind
         self.message = message
     }
+
+    /// A stop signal ended a file's analysis (its walk, or the decode of what a repair would
+    /// keep): nothing has been changed yet.
+    static let interruptedAnalysis = RepairFailure(.interrupted, "interrupted; nothing changed")
 }
 
 /// "12.480 s", "1:02:03.500": a duration as the summary lines write it.

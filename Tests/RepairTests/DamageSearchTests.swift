@@ -141,7 +141,7 @@ import Testing
     /// repeated.
     static func withFalseFrameHeaders(_ bytes: [UInt8]) -> [UInt8] {
         let frames = bytes.withUnsafeBytes { buffer in
-            (try? FLACMetadata(buffer)).map { FLACFrameWalk(buffer, metadata: $0).frames } ?? []
+            (try? FLACMetadata(buffer)).flatMap { try? FLACFrameWalk(buffer, metadata: $0).frames } ?? []
         }
         guard let first = frames.first else { return bytes }
         let header = bytes[first.range.lowerBound..<(first.range.lowerBound + first.header.length)]
