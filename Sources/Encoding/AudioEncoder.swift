@@ -12,6 +12,11 @@ public protocol AudioEncoder: AnyObject {
     func salvageAfterWriteFailure()
     /// Bytes of output written so far. Encoder thread only (others read the encoder loop's copy).
     var bytesWritten: Int { get }
+    /// The frames of audio the output holds as it stands, when the codec can tell exactly (its
+    /// writes carry whole frames: FLAC, WAV, raw); nil when it cannot (libopusenc holds audio back
+    /// and writes pages). After a failure and its salvage, this is what the summary and the access
+    /// log count, not the frames drained before it. Encoder thread only.
+    var framesHeld: Int? { get }
     /// The most output one input frame can ever cost, when the codec bounds it below its raw size
     /// (`--max-size` uses it to come close to a limit without passing it); nil when it does not.
     var maximumBytesPerFrame: Double? { get }
@@ -29,6 +34,7 @@ public protocol AudioEncoder: AnyObject {
 }
 
 extension AudioEncoder {
+    public var framesHeld: Int? { nil }
     public var maximumBytesPerFrame: Double? { nil }
     public var maximumFinishBytes: Int? { nil }
     public var headerBytesAhead: Int { 0 }

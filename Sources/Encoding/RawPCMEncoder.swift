@@ -12,6 +12,7 @@ public final class RawPCMEncoder: AudioEncoder {
     private let bytesPerFrame: Int
 
     public var bytesWritten: Int { sink.bytesWritten }
+    public var framesHeld: Int? { sink.framesInCompleteWrites }
     public var maximumBytesPerFrame: Double? { Double(bytesPerFrame) }
     public var maximumFinishBytes: Int? { 0 }
 

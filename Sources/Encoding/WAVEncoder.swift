@@ -36,6 +36,7 @@ public final class WAVEncoder: AudioEncoder {
     private var framesSinceHeader = 0
 
     public var bytesWritten: Int { sink.bytesWritten }
+    public var framesHeld: Int? { sink.framesInCompleteWrites }
     public var maximumBytesPerFrame: Double? { Double(header.blockAlign) }
     /// The pad byte after a data chunk of odd size; the header is rewritten in place.
     public var maximumFinishBytes: Int? { 1 }

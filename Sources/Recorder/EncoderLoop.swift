@@ -121,6 +121,10 @@ final class EncoderLoop: @unchecked Sendable {
             // What the file holds now, its header included (the last drain's count was never
             // published when its write failed, or the first one's, leaving 0 beside a header).
             bytesWritten.store(encoder.bytesWritten, ordering: .relaxed)
+            // And the frames it holds, when the codec can tell: the drain that failed was never
+            // counted (nor, at a split, the frames it gave the file it was finishing), and a salvage
+            // may have cut frames that were.
+            if let held = encoder.framesHeld { framesEncoded.store(held, ordering: .relaxed) }
         } else {
             defer { bytesWritten.store(encoder.bytesWritten, ordering: .relaxed) }
             do throws(EncoderError) { try encoder.finish() } catch {

@@ -60,6 +60,7 @@ final class MeasuredEncoder: AudioEncoder {
     func finish() throws(EncoderError) { try codec.finish() }
     func salvageAfterWriteFailure() { codec.salvageAfterWriteFailure() }
     var bytesWritten: Int { codec.bytesWritten }
+    var framesHeld: Int? { codec.framesHeld }
     var maximumBytesPerFrame: Double? { codec.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { codec.maximumFinishBytes }
     var headerBytesAhead: Int { codec.headerBytesAhead }

@@ -63,6 +63,7 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// start); else a file starts `.now()`.
     private var nextFileStart: WallClockTime?
     private var bytesInFinishedFiles = 0
+    private var framesInFinishedFiles = 0
     private let codecBytesPerFrame: Double?
     private let codecFinishBytes: Int?
     /// A file's header as the template wrote it (every file of the output has the same settings).
@@ -205,6 +206,12 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
 
     var bytesWritten: Int { bytesInFinishedFiles + (encoder?.bytesWritten ?? 0) }
 
+    /// The finished files' frames and the current file's: what its codec holds when it can tell,
+    /// else the frames given to it (Ogg Opus).
+    var framesHeld: Int? {
+        framesInFinishedFiles + (encoder.map { $0.framesHeld ?? framesInFile } ?? 0)
+    }
+
     /// The codec's bounds, the same for every file and known while none is open: an armed
     /// output's `--max-size` is checked and stepped with its codec's bounds, not the generic ones
     /// (raw PCM plus 8192 frames held back), which took WAV's 64k to 32k and refused Opus's.
@@ -258,9 +265,13 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// as that thread releases it. The previous such thread has had a whole part to finish.
     private func finishFile() throws(EncoderError) {
         guard let finishing = encoder else { return }
-        encoder = nil
+        // Finished while it is still the current file's codec: a finish that fails (a full disk,
+        // a file-size limit) throws with it in place, so the encoder loop's salvage cuts this file
+        // back to what is whole and `bytesWritten` counts it, as for any write that fails.
         try finishing.finish()
+        encoder = nil
         bytesInFinishedFiles += finishing.bytesWritten
+        framesInFinishedFiles += framesInFile
         waitForPendingFlush()
         let finished = FinishedPart(target: output)
         do throws(ThreadStartError) {

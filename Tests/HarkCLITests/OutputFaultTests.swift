@@ -226,6 +226,42 @@ import Testing
         #expect(text.contains("dropped: \(dropped) frames (\(dropped) padded with silence)"), "\(text)")
     }
 
+    /// A file-size limit that falls inside the last bytes of a split's first file: the split's
+    /// finish fails (FLAC's last block and Ogg Opus's last pages are written only then). That file
+    /// is cut back to what is whole and ended like any output whose write failed, its frames and
+    /// bytes count in the summary, and no second file is begun. Before, the split let go of the
+    /// file's codec before finishing it, so a FLAC file kept STREAMINFO's zero length and a torn
+    /// last frame, and the summary said "0 frames, 0 bytes".
+    @Test(arguments: ["flac", "opus"])
+    func aFileSizeLimitReachedAsASplitFinishesAFileLeavesThatFileValid(_ codec: String) throws {
+        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let arguments = ["record", "-D", "filecap", "-d", "2.5", "--max-file-time", "1"]
+        // The first file's size without a limit (the input and the codec are deterministic; its
+        // tags' times have a fixed length).
+        let probe = try runHark(arguments + ["-o", rig.path("probe.\(codec)")], rig: rig)
+        #expect(probe.status == 0, "\(probe.standardError)")
+        let fullSize = try #require(try FileManager.default.attributesOfItem(atPath: rig.path("probe.\(codec)"))[.size] as? Int)
+        // 16 bytes short: inside the file's last write, which its finish makes.
+        let output = rig.path("limited.\(codec)")
+        let command = "exec prlimit --fsize=\(fullSize - 16) -- " + harkCommand(arguments + ["-o", output])
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("hark: cannot write the output: the file is too large"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("limited-2.\(codec)")))
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int)
+        #expect(size > 0 && size < fullSize)
+        #expect(result.standardError.contains(", \(size) bytes"), "the summary counts the file: \(result.standardError)")
+        if codec == "flac" {
+            // What the file holds, exactly (Ogg Opus counts what its encoder was given).
+            let frames = try #require(try FLACTools.totalSamples(output))
+            #expect(frames > 0 && result.standardError.contains(" \(frames) frames, \(size) bytes"), "\(result.standardError)")
+        } else {
+            #expect(!result.standardError.contains(" 0 frames,"), "\(result.standardError)")
+        }
+        try expectValidPrefix(output, codec: codec, signal: signal)
+    }
+
     private func expectValidPrefix(_ output: String, codec: String, signal: TestSignal) throws {
         if codec == "flac" {
             let tested = try FLACTools.test(output)
