@@ -34,6 +34,7 @@ typedef __typeof__(&pa_context_get_source_info_by_name) hark_pa_context_get_sour
 typedef __typeof__(&pa_context_get_source_output_info_list) hark_pa_context_get_source_output_info_list;
 typedef __typeof__(&pa_operation_get_state) hark_pa_operation_get_state;
 typedef __typeof__(&pa_operation_unref) hark_pa_operation_unref;
+typedef __typeof__(&pa_operation_cancel) hark_pa_operation_cancel;
 typedef __typeof__(&pa_proplist_gets) hark_pa_proplist_gets;
 typedef __typeof__(&pa_strerror) hark_pa_strerror;
 

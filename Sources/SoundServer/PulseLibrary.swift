@@ -31,6 +31,7 @@ struct PulseLibrary: @unchecked Sendable {
     let contextGetSourceOutputInfoList: hark_pa_context_get_source_output_info_list
     let operationGetState: hark_pa_operation_get_state
     let operationUnref: hark_pa_operation_unref
+    let operationCancel: hark_pa_operation_cancel
     let proplistGets: hark_pa_proplist_gets
     let strerror: hark_pa_strerror
     // The record stream (`SoundServerCapture`).
@@ -88,6 +89,7 @@ struct PulseLibrary: @unchecked Sendable {
                                                            as: hark_pa_context_get_source_output_info_list.self),
                 operationGetState: try symbol("pa_operation_get_state", as: hark_pa_operation_get_state.self),
                 operationUnref: try symbol("pa_operation_unref", as: hark_pa_operation_unref.self),
+                operationCancel: try symbol("pa_operation_cancel", as: hark_pa_operation_cancel.self),
                 proplistGets: try symbol("pa_proplist_gets", as: hark_pa_proplist_gets.self),
                 strerror: try symbol("pa_strerror", as: hark_pa_strerror.self),
                 streamNew: try symbol("pa_stream_new_with_proplist", as: hark_pa_stream_new_with_proplist.self),

@@ -199,10 +199,17 @@ public final class SoundServerConnection {
         }
     }
 
-    /// Waits for `operation` to finish (its callbacks have then all run) and releases it.
+    /// Waits for `operation` to finish (its callbacks have then all run) and releases it. One
+    /// still running when the wait ends (the deadline passed: a stalled server) is cancelled
+    /// first: its answer may still come, during a later exchange, and its callback would then
+    /// reach a collector that is gone (the collectors are passed unretained). Cancelled, libpulse
+    /// drops the callback (`pa_operation_cancel`), so none runs after this returns.
     func waitFor(_ operation: OpaquePointer?, _ what: String) throws(SoundServerError) {
         guard let operation else { throw .failed("cannot ask for \(what): \(errorText())") }
-        defer { library.operationUnref(operation) }
+        defer {
+            if library.operationGetState(operation) == PA_OPERATION_RUNNING { library.operationCancel(operation) }
+            library.operationUnref(operation)
+        }
         try run(until: { [library] in
             library.operationGetState(operation) != PA_OPERATION_RUNNING
                 || library.contextGetState(context) != PA_CONTEXT_READY
@@ -225,7 +232,8 @@ public final class SoundServerConnection {
         return time
     }
 
-    /// What the callbacks collect; passed to them unretained (it outlives every operation).
+    /// What the callbacks collect; passed to them unretained: it outlives every operation, since
+    /// `waitFor` returns only once its operation is done or cancelled.
     private final class Collector {
         var library: PulseLibrary?
         var serverName: String?

@@ -85,6 +85,34 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// A server that stalls past the stream watch's wait (200 ms, twice a second) answers the
+    /// questions hark gave up on once it runs again. Until 2026-11-29 hark let go of those
+    /// questions without cancelling them (`pa_operation_cancel`), and the late answers called back
+    /// into the collectors already freed (heap-use-after-free under AddressSanitizer). Now the
+    /// recording goes on and the watch still sees a move to a monitor.
+    @Test func lateAnswersFromAStalledServerAreLetGo() throws {
+        let (rig, _) = try rig()
+        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
+        configuration.seekToEndOfFile()
+        configuration.write(Data("\npcm.mic { type pulse; device \"yeti\" }\n".utf8))
+        try configuration.close()
+        let output = rig.path("stalled.flac")
+        let recording = try startHark(["record", "-D", "mic", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let server = try #require(rig.pulse?.pid)
+        // Two checks or more time out while the server is stopped; its answers come after SIGCONT.
+        #expect(kill(server, SIGSTOP) == 0)
+        usleep(1_200_000)
+        #expect(kill(server, SIGCONT) == 0)
+        usleep(1_500_000)  // three checks more: the late answers arrive and are dispatched
+        #expect(recording.process.isRunning, "\(recording.process.isRunning ? "" : recording.wait(timeout: 1).standardError)")
+        let stream = try Self.harksStream(rig)
+        #expect(try runTool("pactl", ["move-source-output", stream.index, "vmic.monitor"], environment: rig.environment).status == 0)
+        let result = recording.wait(timeout: TestLoad.seconds(10))
+        #expect(result.status == 77, "\(result.standardError)")
+        #expect(try FLACTools.test(output).status == 0)
+    }
+
     /// With module-rescue-streams loaded (PulseAudio's default configuration loads it), a movable
     /// stream whose source went away was moved to another source and the recording went on from it.
     @Test func aSourceThatGoesAwayEndsTheRecordingWithAFinishedFile() throws {
