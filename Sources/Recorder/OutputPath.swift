@@ -27,6 +27,25 @@ public enum OutputPath {
         return target.hasPrefix("/") ? target : directory(of: path) + target
     }
 
+    /// Whether `path` is a name of this process's standard output: `/dev/stdout`, `/dev/fd/1`,
+    /// `/proc/self/fd/1` (or `thread-self`, or this process's number), or a symbolic link that
+    /// leads to one of them. Such an output is standard output, as `-o -` is: opened by its name it
+    /// reaches whatever descriptor 1 is, and when the shell redirected that to a file, hark made a
+    /// new file under the redirected file's name (where it replaced the one the shell had opened)
+    /// and then warned that it had been moved; beside `-o -` it was a second stream on one pipe.
+    /// Looked at by spelling, link by link: the last link, descriptor 1 itself, reads as the name
+    /// of what it is open on, which says nothing about whose descriptor it is.
+    public static func namesStandardOutput(_ path: String) -> Bool {
+        let names: Set = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1", "/proc/\(getpid())/fd/1"]
+        var current = path
+        for _ in 0..<40 {
+            if names.contains(current) { return true }
+            guard let target = linkTarget(current) else { return false }
+            current = target
+        }
+        return false
+    }
+
     /// The file `path` names, as one string for every way of spelling it: its links followed, its
     /// directory absolute with that directory's links resolved (`realpath`). A directory that does
     /// not exist is left as written (the output cannot be created there anyway).

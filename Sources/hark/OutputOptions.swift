@@ -23,7 +23,12 @@ struct OutputRequest {
     var opus: OpusOptions
     var limits: LimitOptions
 
-    var isStandardOutput: Bool { path == "-" }
+    /// `-o -`, or a name of standard output (`/dev/stdout`: `OutputPath.namesStandardOutput`).
+    var isStandardOutput: Bool { path.map(Self.namesStandardOutput) ?? false }
+
+    static func namesStandardOutput(_ path: String) -> Bool {
+        path == "-" || OutputPath.namesStandardOutput(path)
+    }
 
     /// "'talk.flac'" or "stdout", for messages.
     var name: String { path.map { $0 == "-" ? "stdout" : "'\($0)'" } ?? "the recordings library" }
@@ -33,7 +38,7 @@ struct OutputRequest {
     func resolvedFormat(speech: Bool) throws -> OutputFormat {
         if let format { return format }
         if isStandardOutput && speech { return .raw }
-        guard let path, path != "-" else { return .flac }
+        guard let path, !isStandardOutput else { return .flac }
         guard let format = OutputFormat(pathExtensionOf: path) else {
             throw ValidationError("cannot tell the codec from '\(path)'; name it .flac, .opus, .ogg, .wav, .raw or .pcm, or add --format")
         }

@@ -85,12 +85,18 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("ring size \(ringSeconds) s is outside 0.05–60")
         }
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet cannot be used together") }
-        guard output.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("-o - is given twice; stdout can carry one stream") }
-        guard output.contains("-") == false || isatty(STDOUT_FILENO) == 0 else {
+        // Standard output carries one stream however it is named (-, /dev/stdout, /dev/fd/1).
+        let standardOutputs = output.filter(OutputRequest.namesStandardOutput)
+        if standardOutputs.count > 1 {
+            let spelled = standardOutputs.map { $0 == "-" ? "-o -" : "-o '\($0)'" }
+            throw ValidationError(spelled[0] == spelled[1] ? "\(spelled[1]) is given twice; stdout can carry one stream"
+                                  : "\(spelled[1]) is stdout, as \(spelled[0]) is; stdout can carry one stream")
+        }
+        guard standardOutputs.isEmpty || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
         // One file however it is spelled (x.flac, ./x.flac, a symbolic link to x.flac).
-        let paths = output.filter { $0 != "-" }
+        let paths = output.filter { !OutputRequest.namesStandardOutput($0) }
         let files = paths.map(OutputPath.identity)
         for (index, file) in files.enumerated() {
             guard let earlier = files[..<index].firstIndex(of: file) else { continue }
@@ -174,7 +180,7 @@ struct RecordCommand: ParsableCommand {
         for output in requests {
             let destination: OutputDestination
             switch output.path {
-            case "-": destination = .standardOutput
+            case _ where output.isStandardOutput: destination = .standardOutput
             case let path?: destination = .file(path: path)
             case nil:
                 let name = try libraryPath(extension: output.resolvedFormat(speech: capture.speech).fileExtension)

@@ -31,6 +31,33 @@ import Testing
         #expect(same.standardError.contains("take.flac' is the same file as -o '"), "\(same.standardError)")
     }
 
+    /// `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` are standard output, as `-o -` is. Beside
+    /// `-o -` they are the same output given twice. Redirected to a file, the recording goes into
+    /// the file the shell opened, finished in place. Before 2026-11-29 either was taken as a file
+    /// path: beside `-o -` two streams went into one pipe, and with `> file` hark made a new file
+    /// under that name, replacing the shell's, and warned that its output had been moved.
+    @Test func namesOfStandardOutputAreStandardOutput() throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("redirected.flac")
+        for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+            let twice = try runHark(["record", "-D", "filecap", "-d", "0.1", "-o", "-", "-o", name], rig: rig)
+            expectOneLineFailure(twice, exitCode: 64, mentioning: "hark: -o '\(name)' is stdout, as -o - is; stdout can carry one stream")
+            #expect(FileManager.default.createFile(atPath: output, contents: nil))
+            let inode = try #require(try FileManager.default.attributesOfItem(atPath: output)[.systemFileNumber] as? Int)
+            let command = harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", name, "--format", "flac"]) + " > " + shellQuoted(output)
+            let result = try runTool("sh", ["-c", command], environment: rig.environment)
+            #expect(result.status == 0, "\(name): \(result.standardError)")
+            #expect(result.errorLines.count == 2, "\(name): only the start and the summary: \(result.standardError)")
+            #expect(result.standardError.contains(" to stdout"), "\(name): \(result.standardError)")
+            #expect(try FileManager.default.attributesOfItem(atPath: output)[.systemFileNumber] as? Int == inode,
+                    "\(name): the file the shell opened holds the recording")
+            #expect(try expectFinishedPrefix(output, of: signal) == 24_000, "\(name)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.contains(".hark-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     /// Links that lead round in a circle reach no file: refused as `flac -o` refuses them (ELOOP),
     /// where the finished file was renamed over the first link, replacing it.
     @Test func linksInACircleAreRefusedAndKept() throws {
