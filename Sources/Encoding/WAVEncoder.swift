@@ -110,9 +110,11 @@ public final class WAVEncoder: AudioEncoder {
         dataBytes += bytes.count
     }
 
-    /// The exact sizes, and the pad byte a data chunk of odd size ends with (RIFF's rule).
+    /// The exact sizes, and the pad byte a data chunk of odd size ends with (RIFF's rule). Not on
+    /// a pipe: a stream whose sizes say "unknown" is read to its end, and its readers took the
+    /// pad byte for audio (ffmpeg and sox reported one stray byte).
     public func finish() throws(EncoderError) {
-        let padding = dataBytes % 2
+        let padding = sink.isSeekable ? dataBytes % 2 : 0
         if padding == 1 {
             let zero: UInt8 = 0
             let written = withUnsafeBytes(of: zero) { sink.write($0) }

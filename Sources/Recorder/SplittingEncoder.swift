@@ -220,8 +220,12 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// A file may start before any next frames: none is open yet (armed, between segments), or a
     /// split (--max-file-time, or SIGUSR1 from any thread at any moment) falls within them. So one
     /// header is always kept in reserve under `--max-size`: without it an armed WAV passed its
-    /// limit by its header when its first segment began.
-    var headerBytesAhead: Int { headerBytes }
+    /// limit by its header when its first segment began. With it, what the file it follows writes
+    /// as it finishes, when the codec knows exactly (WAV's pad byte): the loop's own flush reserve
+    /// is for the last file, and a step that crossed a split spent it on the one before (a WAV of
+    /// 3-byte frames ended a byte over its limit). A codec that holds audio back (FLAC, Opus)
+    /// flushes frames the loop counted when they came.
+    var headerBytesAhead: Int { headerBytes + (codecFinishBytes ?? 0) }
 
     /// Frames up to the second file start ahead, at the earliest: so `--max-size`, which keeps one
     /// header in reserve, is never passed by a second header (two SIGUSR1 splits, or a split and

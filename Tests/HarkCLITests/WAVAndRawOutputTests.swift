@@ -141,6 +141,18 @@ import Testing
         let path = rig.path("piped.wav")
         try piped.standardOutput.write(to: URL(fileURLWithPath: path))
         try expectSameElements(Self.soxSamples(path, scratch: path), Self.wavBytes(signal, frames: 48_000))
+
+        // Data of an odd size (24-bit mono, an odd number of frames) ends the stream as it is: a
+        // reader of a stream of unknown size takes a pad byte for audio (one stray byte, which
+        // ffmpeg and sox reported, written until 2026-11-29).
+        let odd = TestSignal(format: PCMFormat(sampleFormat: .s24LE, channels: 1, sampleRate: 11_025), frames: 11_025)
+        let oddRig = try ALSATestRig(input: odd.alsaBytes)
+        let oddPiped = try runHarkIntoPipe(["record", "-D", "filecap", "-f", "S24_LE", "-c", "1", "-r", "11025", "--format", "wav",
+                                            "-d", "0.2", "-o", "-"], rig: oddRig)
+        #expect(oddPiped.status == 0, "\(oddPiped.standardError)")
+        let oddBytes = [UInt8](oddPiped.standardOutput)
+        let oddData = try #require(WAVLayout.dataOffset(oddBytes))
+        #expect(oddBytes.count - oddData == 2205 * 3, "the data is the 2,205 frames alone")
     }
 
     @Test func aKilledWAVRecordingIsValidAndAtMostASecondShort() throws {
@@ -219,6 +231,30 @@ import Testing
         let dataOffset = try #require(WAVLayout.dataOffset([UInt8](try Data(contentsOf: URL(fileURLWithPath: limited)))))
         let frames = (size - dataOffset) / 4
         try expectSameElements(Self.soxSamples(limited, scratch: limited), Self.wavBytes(signal, frames: frames))
+    }
+
+    /// Each WAV file of a split recording ends with a pad byte when its data is an odd number of
+    /// bytes (24-bit mono), and `--max-size` holds for all of them together: a step that crosses a
+    /// split keeps room for the finished file's pad byte as well as the next file's. Before
+    /// 2026-11-29 it kept room for one, and one limit in six ended a byte over (swept here).
+    @Test func aSplitWAVWithOddSizedFramesStaysWithinItsSizeLimit() throws {
+        let format = PCMFormat(sampleFormat: .s24LE, channels: 1, sampleRate: 11_025)
+        let rig = try ALSATestRig(input: TestSignal(format: format, frames: 4 * 11_025).alsaBytes)
+        for limit in 65_536..<65_548 {
+            let name = "odd\(limit)"
+            let result = try runHark(["record", "-D", "filecap", "-f", "S24_LE", "-c", "1", "-r", "11025", "-d", "3",
+                                      "--max-file-time", "1", "--max-size", String(limit), "-o", rig.path(name + ".wav")], rig: rig)
+            #expect(result.status == 0 && result.standardError.contains("size limit reached"), "\(limit): \(result.standardError)")
+            let parts = try FileManager.default.contentsOfDirectory(atPath: rig.directory.path).filter { $0.hasPrefix(name) }
+            #expect(parts.count == 2, "\(limit): \(parts)")
+            var total = 0
+            for part in parts {
+                let size = try #require(try FileManager.default.attributesOfItem(atPath: rig.path(part))[.size] as? Int)
+                #expect(size % 2 == 0, "\(part): \(size) bytes, no pad byte")
+                total += size
+            }
+            #expect(total <= limit, "\(limit): \(parts) hold \(total) bytes")
+        }
     }
 
     @Test func optionsThatDoNotFitAreUsageErrors() throws {
