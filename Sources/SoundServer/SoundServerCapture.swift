@@ -38,6 +38,9 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
     private var fragmentOffset = 0
     /// When the next wait ends (`MonotonicClock`); 0 before the first. Capture thread only.
     private var nextWake = 0
+    /// The most a record stream's queue holds: PulseAudio caps `maxlength` at 4 MiB
+    /// (`MAX_MEMBLOCKQ_LENGTH`), as does PipeWire's pulse server.
+    static let serverQueueLimitBytes = 4 << 20
 
     /// Connects to the sound server and opens a corked record stream from `source` (its name, or
     /// nil for the server's default source) in `request`'s format, with `request`'s period as the
@@ -92,7 +95,12 @@ public final class SoundServerCapture: CaptureSource, @unchecked Sendable {
             throw .unavailable(device: device, reason: "the sound server refused the stream: \(connection.errorText())")
         }
         self.stream = stream
-        let periodBytes: UInt32 = UInt32(format.frames(forSeconds: Double(request.periodMicroseconds) / 1e6) * bytesPerFrame)
+        // A period is read whole while the server queues the next, so two must fit in the queue
+        // (`serverQueueLimitBytes`): a longer one lost audio every period (a 2 s period at 96 kHz
+        // × 8 × 32-bit is 6 MB). It is cut to half the queue, as ALSA fits a period to what a
+        // device allows; `-v` and HARK_CAPTURE give the period used.
+        let requestedPeriodFrames = format.frames(forSeconds: Double(request.periodMicroseconds) / 1e6)
+        let periodBytes = UInt32(min(requestedPeriodFrames, Self.serverQueueLimitBytes / 2 / bytesPerFrame) * bytesPerFrame)
         let bufferBytes = UInt32(format.frames(forSeconds: Double(request.bufferMicroseconds) / 1e6) * bytesPerFrame)
         // Record streams use maxlength and fragsize; the rest are "the server's choice". While the
         // capture thread sleeps, the server's queue is the only buffer (there is no client thread

@@ -47,6 +47,26 @@ import Testing
         #expect(try FLACTools.test(output).status == 0)
     }
 
+    /// A period longer than half the server's queue (4 MiB) is cut to half of it: the queue holds
+    /// the next period while one is read, and with a 2 s period at 96 kHz × 8 × 32-bit (6 MB) it
+    /// overflowed every period. HARK_CAPTURE gives the period used (65,536 frames of 32 bytes);
+    /// the recording has all its time.
+    @Test func aPeriodLongerThanHalfTheServersQueueIsCutToIt() throws {
+        let rig = try ALSATestRig(input: Data())
+        try rig.startPulseAudio()
+        let loaded = try runTool("pactl", ["load-module", "module-null-source", "source_name=bigmic", "rate=96000", "channels=8"],
+                                 environment: rig.environment)
+        try #require(loaded.status == 0, "pactl load-module: \(loaded.standardError)")
+        let output = rig.path("long-period.flac")
+        let result = try runHark(["record", "-D", "bigmic", "-c", "8", "-r", "96000", "-f", "S32_LE", "-F", "2000000", "-B", "4000000",
+                                  "-d", "2", "-o", output], rig: rig, timeout: TestLoad.seconds(60))
+        #expect(result.status == 0, "\(result.standardError)")
+        let capture = try FLACTools.tags(output).first { $0.hasPrefix("HARK_CAPTURE=") }
+        #expect(capture?.contains(" period_frames=65536 ") == true, "\(String(describing: capture))")
+        #expect(try FLACTools.totalSamples(output) == 192_000)
+        #expect(result.standardError.contains("0 overruns (0 ms lost), 0 frames dropped"), "\(result.standardError)")
+    }
+
     /// The stream is named by the app's purpose string, as the desktop's microphone indicator and
     /// mixer show it, and the server sees hark's own name, not the ALSA plugin's.
     @Test func theStreamCarriesThePurposeString() throws {
