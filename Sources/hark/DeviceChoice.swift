@@ -88,8 +88,13 @@ struct DeviceChoice {
         let isServerName = unwrapped(name) != "default" && pulsePluginTarget(name) != nil
         if isServerName || DeviceCatalog.isALSADeviceName(name) {
             let behind = lookBehind(alsaName: name)
+            guard let resource = behind.resource else {
+                throw CommandFailure(message: "cannot tell whether '\(name)' records a microphone or what this computer plays: it leads to "
+                                     + "a sound server's default source, and the sound server cannot be asked; start the sound server, "
+                                     + "or name the source in the device's definition", exitCode: ExitStatus.unavailable)
+            }
             return DeviceChoice(alsaName: name, source: nil, reached: behind.source,
-                                resource: behind.resource, connection: behind.connection)
+                                resource: resource, connection: behind.connection)
         }
         let connection: SoundServerConnection
         let listing: SoundServerListing
@@ -133,19 +138,32 @@ extension DeviceChoice {
     /// (PipeWire's node of a sink, whose monitor it records; no server to ask), as system audio.
     /// Until 2026-11-28 only the plugin's own names were looked behind, and such a name recorded
     /// what the system plays on the microphone's grant.
+    ///
+    /// The resource is nil when it cannot be told: the name is recorded through a plugin (not
+    /// hark's own stream, which checks its source once connected) from the server's default
+    /// source, and the server cannot be asked what that is (none answers hark; a definition's
+    /// `server` names another). Until 2026-11-29 that counted as a microphone, and a monitor that
+    /// was the default was recorded on the microphone's grant.
     static func lookBehind(alsaName name: String)
-        -> (source: SoundServerSource?, resource: PermissionResource, connection: SoundServerConnection?) {
+        -> (source: SoundServerSource?, resource: PermissionResource?, connection: SoundServerConnection?) {
         let target: PulsePluginTarget
-        var unknownIsSystemAudio = false
+        let unknown: PermissionResource?
         if let named = pulsePluginTarget(name) {
             target = named
+            // `default` as PipeWire's plugin is recorded through it when pipewire-pulse does not
+            // answer (`route`); `pulse`, `pulse:…` and the pulse plugin's `default`, through
+            // hark's stream; a `default` that is no server's, from a card.
+            let throughPlugin = named == .defaultSource && unwrapped(name) == "default"
+                && DeviceCatalog.soundServerPlugin("default") == .pipeWire
+            unknown = throughPlugin ? nil : .microphone
         } else if let behind = DeviceCatalog.soundServerBehind(name) {
             target = behind.source.map(PulsePluginTarget.named) ?? .defaultSource
-            unknownIsSystemAudio = behind.source != nil
+            // A source named that the server cannot say is taken as a sink's (PipeWire's node),
+            // whose monitor is recorded.
+            unknown = behind.source != nil ? .systemAudio : nil
         } else {
             return (nil, .microphone, nil)
         }
-        let unknown: PermissionResource = unknownIsSystemAudio ? .systemAudio : .microphone
         guard let connection = try? SoundServerConnection() else { return (nil, unknown, nil) }
         let source: String? = switch target {
         case .defaultSource: nil
@@ -155,7 +173,7 @@ extension DeviceChoice {
             return (found, found.isMonitor ? .systemAudio : .microphone, connection)
         }
         // PipeWire's plugin takes a sink's node and records its monitor.
-        if unknownIsSystemAudio, let source, let monitor = try? connection.identify(source: source + ".monitor") {
+        if unknown == .systemAudio, let source, let monitor = try? connection.identify(source: source + ".monitor") {
             return (monitor, .systemAudio, connection)
         }
         return (nil, unknown, nil)

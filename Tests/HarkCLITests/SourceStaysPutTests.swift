@@ -130,6 +130,28 @@ import Testing
         #expect(frames >= 24_000 && frames < 60 * 48_000, "\(frames) frames")
     }
 
+    /// An ALSA definition that reaches a sound server's default source, on a server hark cannot
+    /// ask (here the definition names a server of its own, and hark's finds none), is refused:
+    /// whether that source is a microphone or what the system plays cannot be told. Until
+    /// 2026-11-29 it counted as a microphone, and this recorded the server's default source, a
+    /// monitor, on the microphone's grant.
+    @Test func aDefinitionReachingAServersDefaultSourceThatCannotBeAskedIsRefused() throws {
+        let (rig, _) = try rig()
+        let socket = rig.runtimeDirectory.appendingPathComponent("pulse/native").path
+        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
+        configuration.seekToEndOfFile()
+        configuration.write(Data("\npcm.elsewhere { type pulse; server \"unix:\(socket)\" }\n".utf8))
+        try configuration.close()
+        // hark's own connections look for the server in a runtime directory without one.
+        let empty = rig.path("empty-run")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        rig.extraEnvironment["XDG_RUNTIME_DIR"] = empty
+        let output = rig.path("elsewhere.flac")
+        let result = try runHark(["record", "-D", "elsewhere", "-d", "0.5", "-o", output], rig: rig)
+        expectOneLineFailure(result, exitCode: 69, mentioning: "hark: cannot tell whether 'elsewhere' records a microphone or what this computer plays")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test func aDefaultSourceMadeAMonitorWhileThePromptWaitedIsNotRecorded() throws {
         let (rig, _) = try rig(grantMicrophone: false)
         try #require(try runTool("pactl", ["set-default-source", "yeti"], environment: rig.environment).status == 0)
