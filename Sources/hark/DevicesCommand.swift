@@ -107,13 +107,17 @@ struct DevicesCommand: ParsableCommand {
     }
 
     /// Whether `name` is an ALSA card device (`hw:CARD=…,DEV=…` and its plug/front variants) that
-    /// one of the sound server's sources reads, so opening it directly would find it busy.
-    static func isHeld(_ name: String, by sources: [SoundServerSource]) -> Bool {
+    /// one of the sound server's sources reads, so opening it directly would find it busy. Not a
+    /// sink's monitor: it carries its sink's card and device, a playback device, whose number a
+    /// capture device of the same card shares (`hw:CARD=PCH,DEV=0` was marked in use by the
+    /// speakers' monitor). `cardIndex` is the card's index by its id (ALSA's, but for tests).
+    static func isHeld(_ name: String, by sources: [SoundServerSource],
+                       cardIndex: (String) -> Int? = DeviceCatalog.cardIndex) -> Bool {
         guard let cardField = name.firstRange(of: "CARD=") else { return false }
         let card = name[cardField.upperBound...].prefix { $0 != "," }
         let device = name.firstRange(of: "DEV=").map { Int(name[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0
-        guard let index = DeviceCatalog.cardIndex(String(card)) else { return false }
-        return sources.contains { $0.alsaCard == index && ($0.alsaDevice ?? 0) == device }
+        guard let index = cardIndex(String(card)) else { return false }
+        return sources.contains { !$0.isMonitor && $0.alsaCard == index && ($0.alsaDevice ?? 0) == device }
     }
 
     private func jsonListing(server: Result<SoundServerListing, SoundServerError>, sources: [SoundServerSource],
