@@ -36,7 +36,18 @@ public enum OutputPath {
     /// Looked at by spelling, link by link: the last link, descriptor 1 itself, reads as the name
     /// of what it is open on, which says nothing about whose descriptor it is.
     public static func namesStandardOutput(_ path: String) -> Bool {
-        let names: Set = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1", "/proc/\(getpid())/fd/1"]
+        names(path, descriptor: 1, device: "/dev/stdout")
+    }
+
+    /// Whether `path` is a name of this process's standard error (`/dev/stderr`, `/dev/fd/2`, …),
+    /// where hark writes its messages: an output there would be a stream with lines of text in it.
+    public static func namesStandardError(_ path: String) -> Bool {
+        names(path, descriptor: 2, device: "/dev/stderr")
+    }
+
+    private static func names(_ path: String, descriptor: Int, device: String) -> Bool {
+        let names: Set = [device, "/dev/fd/\(descriptor)", "/proc/self/fd/\(descriptor)", "/proc/thread-self/fd/\(descriptor)",
+                          "/proc/\(getpid())/fd/\(descriptor)"]
         var current = path
         for _ in 0..<40 {
             if names.contains(current) { return true }

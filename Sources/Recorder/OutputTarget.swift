@@ -244,6 +244,11 @@ final class OutputTarget {
         guard isFIFO else {
             let descriptor = open(path, O_WRONLY | O_CLOEXEC)
             guard descriptor >= 0 else { throw .cannotCreateOutput(path: path, reason: errnoText(errno)) }
+            // As stdout on a terminal is refused: the audio would go to the screen (`/dev/tty`).
+            if isatty(descriptor) == 1 {
+                close(descriptor)
+                throw .cannotCreateOutput(path: path, reason: "it is a terminal; give a file, or -o - and a pipe")
+            }
             return descriptor
         }
         var isWaiting = false

@@ -95,6 +95,9 @@ struct RecordCommand: ParsableCommand {
         guard standardOutputs.isEmpty || isatty(STDOUT_FILENO) == 0 else {
             throw ValidationError("stdout is a terminal; redirect it to a file or a program, or use -o FILE")
         }
+        if let messages = output.first(where: OutputPath.namesStandardError) {
+            throw ValidationError("-o '\(messages)' is stderr, where hark writes its messages; use -o - for stdout, or a file")
+        }
         // One file however it is spelled (x.flac, ./x.flac, a symbolic link to x.flac).
         let paths = output.filter { !OutputRequest.namesStandardOutput($0) }
         let files = paths.map(OutputPath.identity)

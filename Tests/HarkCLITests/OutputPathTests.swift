@@ -58,6 +58,21 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// stderr carries hark's messages, so `-o /dev/stderr` is a usage error (redirected to a file,
+    /// the messages went into the recording); a terminal named as a file (`/dev/tty`) is refused as
+    /// stdout on a terminal is, where the audio went to the screen.
+    @Test func stderrAndTerminalsAreNoOutput() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 4_800).alsaBytes)
+        for name in ["/dev/stderr", "/dev/fd/2"] {
+            let result = try runHark(["record", "-D", "filecap", "-d", "0.1", "--format", "raw", "-o", name], rig: rig)
+            expectOneLineFailure(result, exitCode: 64, mentioning: "hark: -o '\(name)' is stderr, where hark writes its messages")
+        }
+        let session = try TerminalSession(harkCommand(["record", "-D", "filecap", "-d", "0.1", "--format", "raw", "-o", "/dev/tty"]), rig: rig)
+        let result = session.finish()
+        #expect(result.status == 73, "\(result.screen)")
+        #expect(result.screen.contains("hark: cannot create '/dev/tty': it is a terminal; give a file, or -o - and a pipe"), "\(result.screen)")
+    }
+
     /// Links that lead round in a circle reach no file: refused as `flac -o` refuses them (ELOOP),
     /// where the finished file was renamed over the first link, replacing it.
     @Test func linksInACircleAreRefusedAndKept() throws {
