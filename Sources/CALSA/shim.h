@@ -48,8 +48,10 @@ static inline int hark_alsa_pcm_sound_server_plugin(const char *name) {
 // plugin, 2 PipeWire's `pipewire` plugin, 0 anything else (a card, a `file` plugin reading its
 // `infile`, which is where its audio comes from, a chain it cannot follow). The plugin's source
 // (pulse's `device`, pipewire's `capture_node`) is copied into `device` (empty when it names none:
-// the server's default). At most 16 links, so a definition naming itself ends.
-static inline int hark_alsa_definition_server(snd_config_t *definition, char *device, size_t size, int depth) {
+// the server's default). The pulse plugin's `server`, where it names one, is copied into `server`
+// (empty: the server the environment names). At most 16 links, so a definition naming itself ends.
+static inline int hark_alsa_definition_server(snd_config_t *definition, char *device, size_t size,
+                                              char *serverName, size_t serverSize, int depth) {
     if (depth > 16) return 0;
     snd_config_t *node = NULL;
     const char *type = NULL;
@@ -63,29 +65,35 @@ static inline int hark_alsa_definition_server(snd_config_t *definition, char *de
             // PipeWire's own definition passes `-1` (its default node) when no NODE is given.
             if (!(server == 2 && (source[0] == 0 || source[0] == '-'))) snprintf(device, size, "%s", source);
         }
+        const char *address = NULL;
+        serverName[0] = 0;
+        if (snd_config_search(definition, "server", &node) >= 0 && snd_config_get_string(node, &address) >= 0 && address != NULL)
+            snprintf(serverName, serverSize, "%s", address);
         return server;
     }
     if (strcmp(type, "file") == 0 && snd_config_search(definition, "infile", &node) >= 0) return 0;
     snd_config_t *slave = NULL;
     if (snd_config_search(definition, strcmp(type, "asym") == 0 ? "capture.pcm" : "slave.pcm", &slave) < 0) return 0;
-    if (snd_config_get_type(slave) == SND_CONFIG_TYPE_COMPOUND) return hark_alsa_definition_server(slave, device, size, depth + 1);
+    if (snd_config_get_type(slave) == SND_CONFIG_TYPE_COMPOUND)
+        return hark_alsa_definition_server(slave, device, size, serverName, serverSize, depth + 1);
     const char *name = NULL;
     snd_config_t *next = NULL;
     if (snd_config_get_string(slave, &name) < 0 || name == NULL) return 0;
     if (snd_config_search_definition(snd_config, "pcm", name, &next) < 0) return 0;
-    int result = hark_alsa_definition_server(next, device, size, depth + 1);
+    int result = hark_alsa_definition_server(next, device, size, serverName, serverSize, depth + 1);
     snd_config_delete(next);
     return result;
 }
 
 // `hark_alsa_definition_server` for the PCM `name`, after ALSA's configuration is expanded. Opens
 // nothing.
-static inline int hark_alsa_pcm_server_behind(const char *name, char *device, size_t size) {
-    if (size == 0 || snd_config_update() < 0 || snd_config == NULL) return 0;
+static inline int hark_alsa_pcm_server_behind(const char *name, char *device, size_t size, char *serverName, size_t serverSize) {
+    if (size == 0 || serverSize == 0 || snd_config_update() < 0 || snd_config == NULL) return 0;
     device[0] = 0;
+    serverName[0] = 0;
     snd_config_t *definition = NULL;
     if (snd_config_search_definition(snd_config, "pcm", name, &definition) < 0) return 0;
-    int result = hark_alsa_definition_server(definition, device, size, 0);
+    int result = hark_alsa_definition_server(definition, device, size, serverName, serverSize, 0);
     snd_config_delete(definition);
     return result;
 }

@@ -72,21 +72,26 @@ extension DeviceCatalog {
 
     /// The sound server a PCM's audio comes from, followed through its definition's slaves (a
     /// user's `pcm.mon { type pulse; device "x.monitor" }`, a `plug` or `route` in front of one,
-    /// `pipewire:NODE=…`), and the source its plugin names (nil: the server's default). Nil when
-    /// the audio does not come from a sound server's plugin (a card, a `file` plugin's `infile`)
-    /// or the chain cannot be followed. Opens nothing.
+    /// `pipewire:NODE=…`), the source its plugin names (nil: the server's default) and the server
+    /// it names (its `server`; nil: the one the environment names). Nil when the audio does not
+    /// come from a sound server's plugin (a card, a `file` plugin's `infile`) or the chain cannot be
+    /// followed. Opens nothing.
     /// The corresponding C functions are `snd_config_search_definition` and `snd_config_search`.
-    public static func soundServerBehind(_ name: String) -> (plugin: SoundServerPlugin, source: String?)? {
+    public static func soundServerBehind(_ name: String) -> (plugin: SoundServerPlugin, source: String?, server: String?)? {
         ALSALibrary.silenceErrorMessages()
         var device = [CChar](repeating: 0, count: 1024)
+        var server = [CChar](repeating: 0, count: 1024)
         let plugin: SoundServerPlugin
-        switch hark_alsa_pcm_server_behind(name, &device, device.count) {
+        switch hark_alsa_pcm_server_behind(name, &device, device.count, &server, server.count) {
         case 1: plugin = .pulse
         case 2: plugin = .pipeWire
         default: return nil
         }
-        let source = String(decoding: device.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (plugin, source.isEmpty ? nil : source)
+        func text(_ characters: [CChar]) -> String? {
+            let text = String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return text.isEmpty ? nil : text
+        }
+        return (plugin, text(device), text(server))
     }
 
     /// The ALSA plugins through which a sound server's clients reach it.

@@ -26,9 +26,10 @@ public final class SoundServerConnection {
     /// (`SoundServerCapture` checks its source against the grant).
     private(set) var monitorAnswers: [String: Bool] = [:]
 
-    /// Connects to the server the environment names (`PULSE_SERVER`, else the user's runtime dir).
+    /// Connects to `server` (a libpulse server string, as an ALSA definition's `server` gives it),
+    /// else to the one the environment names (`PULSE_SERVER`, else the user's runtime dir).
     /// The corresponding C functions are `pa_context_new` and `pa_context_connect`.
-    public init(timeoutMilliseconds: Int = 2000) throws(SoundServerError) {
+    public init(server: String? = nil, timeoutMilliseconds: Int = 2000) throws(SoundServerError) {
         library = try PulseLibrary.shared.get()
         guard let mainloop = library.mainloopNew() else { throw .failed("cannot create libpulse's main loop") }
         guard let api = library.mainloopGetAPI(mainloop), let context = library.contextNew(api, "hark") else {
@@ -39,20 +40,21 @@ public final class SoundServerConnection {
         self.context = context
         self.timeoutMilliseconds = timeoutMilliseconds
         deadline = Self.now(plusMilliseconds: timeoutMilliseconds)
-        guard library.contextConnect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            throw notReached()
+        guard library.contextConnect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            throw notReached(server)
         }
         try run(until: { [library, context] in
             let state = library.contextGetState(context)
             return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
         })
-        guard library.contextGetState(context) == PA_CONTEXT_READY else { throw notReached() }
+        guard library.contextGetState(context) == PA_CONTEXT_READY else { throw notReached(server) }
     }
 
-    /// Why the connection failed: the server `PULSE_SERVER` names, when it names one, could not
-    /// be reached (another may well be running); else no server runs for this user.
-    private func notReached() -> SoundServerError {
-        if let server = getenv("PULSE_SERVER").map({ String(cString: $0) }), !server.isEmpty {
+    /// Why the connection failed: the server asked for, or the one `PULSE_SERVER` names, when
+    /// either names one, could not be reached (another may well be running); else no server runs
+    /// for this user.
+    private func notReached(_ asked: String?) -> SoundServerError {
+        if let server = asked ?? getenv("PULSE_SERVER").map({ String(cString: $0) }), !server.isEmpty {
             return .unreachable(server: server, reason: errorText())
         }
         return .notRunning(errorText())

@@ -139,15 +139,16 @@ extension DeviceChoice {
     /// Until 2026-11-28 only the plugin's own names were looked behind, and such a name recorded
     /// what the system plays on the microphone's grant.
     ///
-    /// The resource is nil when it cannot be told: the name is recorded through a plugin (not
-    /// hark's own stream, which checks its source once connected) from the server's default
-    /// source, and the server cannot be asked what that is (none answers hark; a definition's
-    /// `server` names another). Until 2026-11-29 that counted as a microphone, and a monitor that
-    /// was the default was recorded on the microphone's grant.
+    /// A definition that names its server (the pulse plugin's `server`) is looked up on that
+    /// server. The resource is nil when it cannot be told: the name is recorded through a plugin
+    /// (not hark's own stream, which checks its source once connected) from the server's default
+    /// source, and the server cannot be asked what that is. Until 2026-11-29 that counted as a
+    /// microphone, and a monitor that was the default was recorded on the microphone's grant.
     static func lookBehind(alsaName name: String)
         -> (source: SoundServerSource?, resource: PermissionResource?, connection: SoundServerConnection?) {
         let target: PulsePluginTarget
         let unknown: PermissionResource?
+        var server: String?
         if let named = pulsePluginTarget(name) {
             target = named
             // `default` as PipeWire's plugin is recorded through it when pipewire-pulse does not
@@ -161,10 +162,17 @@ extension DeviceChoice {
             // A source named that the server cannot say is taken as a sink's (PipeWire's node),
             // whose monitor is recorded.
             unknown = behind.source != nil ? .systemAudio : nil
+            // The server the definition names is the one asked (until 2026-11-29 the user's own
+            // was, which could say "microphone" of a default source that on the other is a
+            // monitor). PipeWire's plugin names a PipeWire remote, which libpulse cannot reach.
+            if let named = behind.server {
+                guard behind.plugin == .pulse else { return (nil, unknown, nil) }
+                server = named
+            }
         } else {
             return (nil, .microphone, nil)
         }
-        guard let connection = try? SoundServerConnection() else { return (nil, unknown, nil) }
+        guard let connection = try? SoundServerConnection(server: server) else { return (nil, unknown, nil) }
         let source: String? = switch target {
         case .defaultSource: nil
         case .named(let sourceName): sourceName

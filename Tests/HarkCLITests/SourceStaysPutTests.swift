@@ -130,26 +130,35 @@ import Testing
         #expect(frames >= 24_000 && frames < 60 * 48_000, "\(frames) frames")
     }
 
-    /// An ALSA definition that reaches a sound server's default source, on a server hark cannot
-    /// ask (here the definition names a server of its own, and hark's finds none), is refused:
-    /// whether that source is a microphone or what the system plays cannot be told. Until
-    /// 2026-11-29 it counted as a microphone, and this recorded the server's default source, a
-    /// monitor, on the microphone's grant.
-    @Test func aDefinitionReachingAServersDefaultSourceThatCannotBeAskedIsRefused() throws {
+    /// An ALSA definition that reaches a sound server's default source is looked up on the server
+    /// it names (its `server`), not on the user's: there the default is a monitor, which needs
+    /// system-audio access. One that names no server, on a machine where none answers hark, is
+    /// refused: whether it records a microphone or what the system plays cannot be told. Until
+    /// 2026-11-29 hark asked only the user's server and took a default it could not ask about for
+    /// a microphone: the first recorded the other server's monitor on the microphone's grant.
+    @Test func aDefinitionReachingADefaultSourceIsLookedUpOnItsOwnServer() throws {
         let (rig, _) = try rig()
         let socket = rig.runtimeDirectory.appendingPathComponent("pulse/native").path
         let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
         configuration.seekToEndOfFile()
-        configuration.write(Data("\npcm.elsewhere { type pulse; server \"unix:\(socket)\" }\n".utf8))
+        configuration.write(Data("\npcm.elsewhere { type pulse; server \"unix:\(socket)\" }\npcm.nowhere { type pulse }\n".utf8))
         try configuration.close()
-        // hark's own connections look for the server in a runtime directory without one.
+        // hark looks for the user's server in a runtime directory without one.
         let empty = rig.path("empty-run")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         rig.extraEnvironment["XDG_RUNTIME_DIR"] = empty
-        let output = rig.path("elsewhere.flac")
-        let result = try runHark(["record", "-D", "elsewhere", "-d", "0.5", "-o", output], rig: rig)
-        expectOneLineFailure(result, exitCode: 69, mentioning: "hark: cannot tell whether 'elsewhere' records a microphone or what this computer plays")
-        #expect(!FileManager.default.fileExists(atPath: output))
+        let elsewhere = try runHark(["record", "-D", "elsewhere", "-d", "0.5", "-o", rig.path("elsewhere.flac")], rig: rig)
+        #expect(elsewhere.status == 77, "\(elsewhere.standardError)")
+        #expect(elsewhere.standardError.contains("not been allowed to use the system's audio"), "\(elsewhere.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("elsewhere.flac")))
+        // With that access it records, through the plugin, watched on that server.
+        #expect(try runHark(["permissions", "grant", "systemAudio"], rig: rig).status == 0)
+        let allowed = try runHark(["record", "-D", "elsewhere", "-d", "1", "-o", rig.path("elsewhere.flac")], rig: rig)
+        #expect(allowed.status == 0 && allowed.errorLines.count == 2, "\(allowed.standardError)")
+        #expect(try FLACTools.test(rig.path("elsewhere.flac")).status == 0)
+        let nowhere = try runHark(["record", "-D", "nowhere", "-d", "0.5", "-o", rig.path("nowhere.flac")], rig: rig)
+        expectOneLineFailure(nowhere, exitCode: 69, mentioning: "hark: cannot tell whether 'nowhere' records a microphone or what this computer plays")
+        #expect(!FileManager.default.fileExists(atPath: rig.path("nowhere.flac")))
     }
 
     @Test func aDefaultSourceMadeAMonitorWhileThePromptWaitedIsNotRecorded() throws {
