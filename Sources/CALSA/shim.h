@@ -48,7 +48,7 @@ static inline int hark_alsa_pcm_sound_server_plugin(const char *name) {
 // plugin, 2 PipeWire's `pipewire` plugin, 0 anything else (a card, a `file` plugin reading its
 // `infile`, which is where its audio comes from, a chain it cannot follow). The plugin's source
 // (pulse's `device`, pipewire's `capture_node`) is copied into `device` (empty when it names none:
-// the server's default). The pulse plugin's `server`, where it names one, is copied into `server`
+// the server's default). The plugin's `server`, where it names one, is copied into `serverName`
 // (empty: the server the environment names). At most 16 links, so a definition naming itself ends.
 static inline int hark_alsa_definition_server(snd_config_t *definition, char *device, size_t size,
                                               char *serverName, size_t serverSize, int depth) {

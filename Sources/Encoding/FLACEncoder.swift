@@ -173,12 +173,13 @@ public final class FLACEncoder: AudioEncoder {
         if let failure = sink.failure { throw .writeFailed(errno: failure) }
     }
 
+    /// Frames in the FLAC frames written whole (libFLAC says how many each write carries).
+    public var framesHeld: Int? { sink.framesInCompleteWrites }
+
     /// Cuts the file back to its last complete FLAC frame and rewrites STREAMINFO in place with the
     /// frames that are really there and an unset MD5 (libFLAC can no longer finish it), and the seek
     /// table with the points recorded so far: the file then decodes, tests and seeks clean up to the
     /// failure.
-    public var framesHeld: Int? { sink.framesInCompleteWrites }
-
     public func salvageAfterWriteFailure() {
         // STREAMINFO's body starts at byte 8 ("fLaC" and a 4-byte block header); it is whole once
         // 42 bytes are out. Total samples: 36 bits from the low nibble of byte 21 to byte 25;
