@@ -36,16 +36,18 @@ public enum OutputPath {
     /// Looked at by spelling, link by link: the last link, descriptor 1 itself, reads as the name
     /// of what it is open on, which says nothing about whose descriptor it is.
     public static func namesStandardOutput(_ path: String) -> Bool {
-        names(path, descriptor: 1, device: "/dev/stdout")
+        isName(path, ofDescriptor: 1, device: "/dev/stdout")
     }
 
     /// Whether `path` is a name of this process's standard error (`/dev/stderr`, `/dev/fd/2`, …),
     /// where hark writes its messages: an output there would be a stream with lines of text in it.
     public static func namesStandardError(_ path: String) -> Bool {
-        names(path, descriptor: 2, device: "/dev/stderr")
+        isName(path, ofDescriptor: 2, device: "/dev/stderr")
     }
 
-    private static func names(_ path: String, descriptor: Int, device: String) -> Bool {
+    /// Whether `path`, or a link it leads to, is spelled as one of this process's names for its
+    /// `descriptor` (`device` is /dev's own).
+    private static func isName(_ path: String, ofDescriptor descriptor: Int, device: String) -> Bool {
         let names: Set = [device, "/dev/fd/\(descriptor)", "/proc/self/fd/\(descriptor)", "/proc/thread-self/fd/\(descriptor)",
                           "/proc/\(getpid())/fd/\(descriptor)"]
         var current = path

@@ -208,9 +208,7 @@ import Testing
     /// paced by the pulse plugin behind it) records its file, on the microphone's grant.
     @Test func anALSADefinitionLeadingToAMonitorNeedsTheSystemAudioGrant() throws {
         let rig = try rig()
-        let configuration = rig.directory.appendingPathComponent("asoundrc")
-        let definitions = """
-
+        try rig.appendConfiguration("""
             pcm.mon { type pulse; device "vmic.monitor" }
             pcm.plugmon { type plug; slave.pcm "mon" }
             pcm.routemon { type route; slave { pcm "mon"; channels 2 }; ttable.0.0 1; ttable.1.1 1 }
@@ -218,11 +216,7 @@ import Testing
             pcm.mic { type plug; slave.pcm { type pulse; device "yeti" } }
             pcm.pwsink { type plug; slave.pcm { type pipewire; capture_node "vmic" } }
             pcm.pwdefault { type pipewire; capture_node "-1" }
-            """
-        let handle = try FileHandle(forWritingTo: configuration)
-        handle.seekToEndOfFile()
-        handle.write(Data(definitions.utf8))
-        try handle.close()
+            """)
         let output = rig.path("monitor.flac")
         // PipeWire's plugin (not installed here: only the consent is looked at before it fails to
         // open): a sink's node records its monitor; its default node (-1, as pipewire-alsa's own

@@ -41,6 +41,16 @@ import Testing
         return try #require(line?[0], "no source \(name)")
     }
 
+    /// hark recording `-D mic`, a user's definition over the server's plugin (`pcm.mic { type
+    /// pulse; device "yeti" }`), into `name`, once its first FLAC audio is written.
+    static func recordThroughADefinitionOfYeti(_ rig: ALSATestRig, into name: String) throws -> (RunningProcess, String) {
+        try rig.appendConfiguration(#"pcm.mic { type pulse; device "yeti" }"#)
+        let output = rig.path(name)
+        let recording = try startHark(["record", "-D", "mic", "-o", output], rig: rig)
+        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        return (recording, output)
+    }
+
     @Test func nobodyCanMoveTheStreamToAMonitorOrAnotherMicrophone() throws {
         let (rig, _) = try rig()
         let output = rig.path("stays.flac")
@@ -65,13 +75,7 @@ import Testing
     /// Until 2026-11-28 it recorded the monitor on.
     @Test func thePluginsStreamMovedToAMonitorStopsTheRecording() throws {
         let (rig, _) = try rig()
-        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
-        configuration.seekToEndOfFile()
-        configuration.write(Data("\npcm.mic { type pulse; device \"yeti\" }\n".utf8))
-        try configuration.close()
-        let output = rig.path("moved.flac")
-        let recording = try startHark(["record", "-D", "mic", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let (recording, output) = try Self.recordThroughADefinitionOfYeti(rig, into: "moved.flac")
         let stream = try Self.harksStream(rig)
         #expect(stream.source == (try Self.sourceIndex("yeti", rig)))
         #expect(try runTool("pactl", ["move-source-output", stream.index, "usbmic"], environment: rig.environment).status == 0)
@@ -92,13 +96,7 @@ import Testing
     /// recording goes on and the watch still sees a move to a monitor.
     @Test func lateAnswersFromAStalledServerAreLetGo() throws {
         let (rig, _) = try rig()
-        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
-        configuration.seekToEndOfFile()
-        configuration.write(Data("\npcm.mic { type pulse; device \"yeti\" }\n".utf8))
-        try configuration.close()
-        let output = rig.path("stalled.flac")
-        let recording = try startHark(["record", "-D", "mic", "-o", output], rig: rig)
-        try OutputGrowth.waitForFLACAudio(output, seconds: 0.2)
+        let (recording, output) = try Self.recordThroughADefinitionOfYeti(rig, into: "stalled.flac")
         let server = try #require(rig.pulse?.pid)
         // Two checks or more time out while the server is stopped; its answers come after SIGCONT.
         #expect(kill(server, SIGSTOP) == 0)
@@ -139,10 +137,7 @@ import Testing
     @Test func aDefinitionReachingADefaultSourceIsLookedUpOnItsOwnServer() throws {
         let (rig, _) = try rig()
         let socket = rig.runtimeDirectory.appendingPathComponent("pulse/native").path
-        let configuration = try FileHandle(forWritingTo: rig.directory.appendingPathComponent("asoundrc"))
-        configuration.seekToEndOfFile()
-        configuration.write(Data("\npcm.elsewhere { type pulse; server \"unix:\(socket)\" }\npcm.nowhere { type pulse }\n".utf8))
-        try configuration.close()
+        try rig.appendConfiguration("pcm.elsewhere { type pulse; server \"unix:\(socket)\" }\npcm.nowhere { type pulse }")
         // hark looks for the user's server in a runtime directory without one.
         let empty = rig.path("empty-run")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -61,6 +61,15 @@ final class ALSATestRig {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Appends `definitions` to the rig's ALSA configuration, for devices that need the rig's own
+    /// paths (its server's socket) or are added after the rig is made.
+    func appendConfiguration(_ definitions: String) throws {
+        let configuration = try FileHandle(forWritingTo: directory.appendingPathComponent("asoundrc"))
+        defer { try? configuration.close() }
+        configuration.seekToEndOfFile()
+        configuration.write(Data("\n\(definitions)\n".utf8))
+    }
+
     /// ALSA's main configuration file for this rig (`dropPulseDefaultHook()`).
     private var mainConfiguration = "/usr/share/alsa/alsa.conf"
 
