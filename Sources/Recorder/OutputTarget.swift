@@ -100,9 +100,15 @@ final class OutputTarget {
                 // A file that is there and writable is still not written in place (a failed start
                 // must leave it as it was): the new one is made beside it, which needs the folder.
                 let isThere = stat(target, &info) == 0
-                let reason = (error == EACCES || error == EPERM) && isThere
-                    ? "permission denied: its folder is not writable, and hark writes a new file there and renames it over the old one"
-                    : Self.errnoText(error)
+                let folder = Self.directory(of: target).isEmpty ? "." : Self.directory(of: target)
+                let reason = if (error == EACCES || error == EPERM) && isThere {
+                    "permission denied: its folder is not writable, and hark writes a new file there and renames it over the old one"
+                } else if error == ENOENT && stat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+                    // The folder is there, but its file system makes no files (procfs, sysfs).
+                    "its folder's file system takes no new files"
+                } else {
+                    Self.errnoText(error)
+                }
                 throw .cannotCreateOutput(path: path, reason: reason)
             }
             fileDescriptor = descriptor

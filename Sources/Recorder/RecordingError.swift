@@ -76,21 +76,35 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Surround Opus refused for the layout it would get, saying where that layout came from (the
-    /// user's `--channel-map`, or the device's own map, even one with positions hark cannot place)
-    /// and what to do.
-    static func unusableOpusLayout(named: ChannelLayout?, negotiated: NegotiatedCapture) -> RecordingError {
-        // The example is the channel count's usual layout (WAVE's order), one Opus can carry.
-        let channels = negotiated.format.channels
-        let example = ChannelLayout.waveDefault(channels: channels).map(\.description) ?? "FL,FR,FC,LFE,RL,RR"
-        let remedy = "name one with --channel-map, e.g. \(example), or record FLAC or WAV"
-        if let named, channels <= 2 {
-            return .unusableChannelLayout("\(named) cannot be kept in Opus, whose \(channels)-channel stream means "
+    /// The user's `--channel-map` refused for Opus, or nil when Opus can carry it. One or two
+    /// channels go as Opus's mono or stereo (mapping family 0), which name no speakers, so any
+    /// other one or two (`FC,LFE`) would be lost; three to eight need one of mapping family 1's
+    /// layouts. Known from the arguments alone, so the command asks before consent is asked for,
+    /// and the session again with the device's word.
+    public static func opusRefusal(ofNamed named: ChannelLayout) -> RecordingError? {
+        let channels = named.positions.count
+        if channels <= 2 {
+            return named.isMonoOrLeftRight ? nil : .unusableChannelLayout(
+                "\(named) cannot be kept in Opus, whose \(channels)-channel stream means "
                 + "\(channels == 1 ? "MONO or FC" : "FL and FR (stereo)"); record FLAC or WAV, which keep it")
         }
-        if let named {
-            return .unusableChannelLayout("\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
-        }
+        return named.vorbisOrder != nil ? nil : .unusableChannelLayout(
+            "\(named) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(opusLayoutRemedy(channels: channels))")
+    }
+
+    /// What to do about a layout Opus cannot carry; the example is the channel count's usual
+    /// layout (WAVE's order), one Opus can carry.
+    private static func opusLayoutRemedy(channels: Int) -> String {
+        let example = ChannelLayout.waveDefault(channels: channels).map(\.description) ?? "FL,FR,FC,LFE,RL,RR"
+        return "name one with --channel-map, e.g. \(example), or record FLAC or WAV"
+    }
+
+    /// Surround Opus refused for the device's own layout (no `--channel-map`), saying what the
+    /// device said (a map, even one with positions hark cannot place, or none) and what to do.
+    static func unusableOpusLayout(negotiated: NegotiatedCapture) -> RecordingError {
+        let channels = negotiated.format.channels
+        let example = ChannelLayout.waveDefault(channels: channels).map(\.description) ?? "FL,FR,FC,LFE,RL,RR"
+        let remedy = opusLayoutRemedy(channels: channels)
         if let layout = negotiated.channelLayout {
             return .unusableChannelLayout("the device's channel map \(layout) is not one of Opus's surround layouts (RFC 7845 mapping family 1); \(remedy)")
         }

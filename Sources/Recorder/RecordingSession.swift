@@ -107,12 +107,19 @@ public final class RecordingSession {
         let layout = configuration.channelLayout ?? negotiated.channelLayout
         channelLayout = layout
         let hasOpusOutput = configuration.outputs.contains { if case .opus = $0.codec { true } else { false } }
-        // One or two channels go as Opus's mono or stereo (mapping family 0), which name no
-        // speakers: a layout the user named that is neither (`--channel-map FC,LFE`) would be lost.
-        let namedLayoutLost = configuration.channelLayout.map { $0.positions.count <= 2 && !$0.isMonoOrLeftRight } ?? false
-        if hasOpusOutput, format.channels > 2 ? layout?.vorbisOrder == nil : namedLayoutLost {
+        // The user's layout (checked by the command before consent too), else the device's.
+        let opusRefusal: RecordingError? = if !hasOpusOutput {
+            nil
+        } else if let named = configuration.channelLayout {
+            RecordingError.opusRefusal(ofNamed: named)
+        } else if format.channels > 2 && layout?.vorbisOrder == nil {
+            RecordingError.unusableOpusLayout(negotiated: negotiated)
+        } else {
+            nil
+        }
+        if let opusRefusal {
             discardAll()
-            throw .unusableOpusLayout(named: configuration.channelLayout, negotiated: negotiated)
+            throw opusRefusal
         }
         var ringFrames = max(format.frames(forSeconds: configuration.ringSeconds), 4 * negotiated.periodFrames)
         if let activation = configuration.soundActivation {

@@ -55,6 +55,10 @@ extension Hark {
     static func usageErrorLine(_ message: String, orElse error: Error) -> String {
         var line = message
         if let valueList = line.firstRange(of: "\n  - ") { line = String(line[..<valueList.lowerBound]) }
+        // The parser's refusal of a completion shell is three lines of its own (after the user's
+        // quoted shell name, whose own newlines stay escaped).
+        line.replace("'.\nPlease use --generate-completion-script=<shell> with one of:\n    ",
+                     with: "'; use --generate-completion-script=<shell> with one of: ")
         while line.last == "\n" { line.removeLast() }
         return line.isEmpty ? "\(error)" : line
     }

@@ -23,7 +23,7 @@ struct RecordCommand: ParsableCommand {
             With -o -, the stream (FLAC unless --format says otherwise; raw with --speech) goes to stdout and \
             nothing else does. On stop, hark drains everything captured, finishes the file (FLAC: STREAMINFO \
             with total samples and MD5; Opus: the last page with end trimming and EOS; WAV: the exact sizes, \
-            which it also rewrites after every second of audio, so a killed hark leaves a valid file) and \
+            which it also rewrites after every half second of audio, so a killed hark leaves a valid file) and \
             prints a summary on stderr: one line, or with several -o a line for the capture and one per output.
 
             Exit codes: 0 normal stop (also --max-size reached, or --stop-after's silence); 64 invalid usage; 69 capture device \
@@ -129,6 +129,12 @@ struct RecordCommand: ParsableCommand {
         // Tags go to every output that carries them; an output of raw samples alone has no room.
         if let option = tags.firstGiven, try requests.allSatisfy({ try $0.resolvedFormat(speech: capture.speech) == .raw }) {
             throw ValidationError("\(option): raw output is the samples alone and has no tags; record WAV, FLAC or Opus to keep them")
+        }
+        // A layout the user named that Opus cannot carry needs no device to be found: said before
+        // consent is asked for (until 2026-11-29 only once the device was open).
+        if let named = capture.channelLayout, let refusal = RecordingError.opusRefusal(ofNamed: named),
+           try requests.contains(where: { try $0.resolvedFormat(speech: capture.speech) == .opus }) {
+            throw CommandFailure(message: refusal.description, exitCode: refusal.exitCode)
         }
         for path in requests.compactMap(\.path) {
             if let stream = ProcessStart.closedStandardStream(named: path) {

@@ -67,6 +67,11 @@ import Testing
         Case(arguments: ["--max-file-time", "500ms"], exitCode: 64, mentions: "--max-file-time must be at least 1 second"),
         Case(arguments: ["--max-file-time", "soon"], exitCode: 64, mentions: "'soon' is invalid for '--max-file-time <duration>'"),
         Case(arguments: ["-F", "2000000"], exitCode: 64, mentions: "needs a buffer (-B) of at least twice it; the buffer is 500000 µs"),
+        // A layout the user named that Opus cannot carry (found once the device was open until 2026-11-29).
+        Case(arguments: ["-c", "2", "--channel-map", "FC,LFE", "--format", "opus"], exitCode: 64,
+             mentions: "hark: FC,LFE cannot be kept in Opus, whose 2-channel stream means FL and FR (stereo); record FLAC or WAV, which keep it"),
+        Case(arguments: ["-c", "6", "--channel-map", "FL,FR,FC,LFE,FLC,FRC", "--format", "opus"], exitCode: 64,
+             mentions: "hark: FL,FR,FC,LFE,FLC,FRC is not one of Opus's surround layouts (RFC 7845 mapping family 1); name one with --channel-map"),
     ]
 
     @Test(arguments: invalidValues)
@@ -78,11 +83,17 @@ import Testing
         #expect(try leftoverFiles(in: rig).isEmpty)
     }
 
+    /// /proc refuses new files even to root, with ENOENT: the reason names the file system, not a
+    /// missing folder (until 2026-11-29 "the directory does not exist", for /proc itself).
     @Test func unwritableOutputExits73() throws {
         let rig = try ALSATestRig(input: Data())
-        // /proc refuses new files even to root.
-        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", "/proc/hark-test.flac"], rig: rig)
-        expectOneLineFailure(result, exitCode: 73, mentioning: "cannot create '/proc/hark-test.flac'")
+        for name in ["/proc/hark-test.flac", "/proc/version"] {
+            let result = try runHark(["record", "-D", "filecap", "-d", "1", "--format", "flac", "-o", name], rig: rig)
+            expectOneLineFailure(result, exitCode: 73, mentioning: "cannot create '\(name)': its folder's file system takes no new files")
+        }
+        let missing = rig.path("no-such-folder/x.flac")
+        let result = try runHark(["record", "-D", "filecap", "-d", "1", "-o", missing], rig: rig)
+        expectOneLineFailure(result, exitCode: 73, mentioning: "cannot create '\(missing)': the directory does not exist")
     }
 
     @Test func invalidArgumentsNeverReachThePermissionGate() throws {

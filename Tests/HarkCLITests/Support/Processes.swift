@@ -178,8 +178,13 @@ func stallingReader(stallSeconds: Double, into output: String) -> String {
             time.sleep(0.005)
         else:
             print("reader: the pipe never filled up", file=sys.stderr)
+        stalled = time.monotonic()
         time.sleep(float(sys.argv[1]))
         with open(sys.argv[2], "wb") as output:
+            first = sys.stdin.buffer.read1(65536)
+            # On a loaded machine the stall lasts longer than asked: say by how much.
+            print(f"reader: stalled {time.monotonic() - stalled:.2f} s", file=sys.stderr)
+            output.write(first)
             shutil.copyfileobj(sys.stdin.buffer, output)
         """
     return ["python3", "-c", script, String(stallSeconds), output].map(shellQuoted).joined(separator: " ")
