@@ -66,8 +66,9 @@ struct PermissionStore {
             var record = try read() ?? Record(app: appIdentifier, decisions: [:])
             record.decisions[resource.rawValue] = Decision(status: status, setBy: setBy, updated: .now())
             guard let bytes = record.storeBytes else { throw problem(path, "cannot be encoded") }
-            try replace(path, with: bytes)
+            // The stamp before the decision (see `resetOrFail`).
             if status == .denied { try renewRevocationStamp(for: [resource]) }
+            try replace(path, with: bytes)
         }
     }
 
@@ -123,12 +124,17 @@ struct PermissionStore {
                 (stored, trusted) = (nil, false)
                 forgotten = PermissionResource.allCases
             }
+            // The stamps before the decisions: a disk that cannot take them (full, read-only) leaves
+            // every decision as it was, as the failure says (exit 74). Until 2026-11-29 the file went
+            // first, and on a full disk its removal made room for one stamp and not the next: the
+            // reset failed with the decisions already forgotten. Stamps renewed and decisions not
+            // (the disk filled in between) stop the recordings under them, which a reset is for.
+            try renewRevocationStamp(for: forgotten)
             if var record = stored {
                 for each in forgotten { record.decisions[each.rawValue] = nil }
                 if !record.decisions.isEmpty {
                     guard let bytes = record.storeBytes else { throw problem(path, "cannot be encoded") }
                     try replace(path, with: bytes)
-                    try renewRevocationStamp(for: forgotten)
                     return false
                 }
             }
@@ -138,7 +144,6 @@ struct PermissionStore {
                 throw problem(path, "cannot be removed" + (error.errorCode.map { " (\(String(cString: strerror($0))))" } ?? ""),
                               isWriteFailure: error.errorCode.map(SecureFile.isStorageFailure) ?? false)
             }
-            try renewRevocationStamp(for: forgotten)
             return !trusted || removedUntrusted
         }
     }
@@ -157,7 +162,13 @@ struct PermissionStore {
         clock_gettime(CLOCK_MONOTONIC, &now)
         let token = Array("\(getpid()) \(now.tv_sec).\(now.tv_nsec) \(WallClockTime.now())\n".utf8)
         for resource in resources {
-            try replace(locations.revocationStamp(for: appIdentifier, resource), with: token)
+            do throws(StoreProblem) {
+                try replace(locations.revocationStamp(for: appIdentifier, resource), with: token)
+            } catch where error.isWriteFailure {
+                // A full or read-only disk is the store's, whichever of its files met it first: named
+                // by the file users know (the stamps are hidden), in the disk's words.
+                throw problem(path, error.text, isWriteFailure: true)
+            }
         }
     }
 

@@ -251,6 +251,12 @@ import Testing
             let deny = try permissions(["deny", "microphone"], rig)
             #expect(deny.status == 74)
             #expect(deny.errorLines == ["hark: the permission store \(store) cannot be written (No space left on device)"], "\(deny.standardError)")
+            // Every decision, on the full disk: removing the store file made room for one stamp and
+            // not the next, and the reset failed with the decision gone (until 2026-11-29).
+            let fullReset = try permissions(["reset"], rig)
+            #expect(fullReset.status == 74)
+            #expect(fullReset.errorLines.count == 1 && fullReset.standardError.contains("No space left on device"), "\(fullReset.standardError)")
+            #expect(try statusText(rig).hasPrefix("microphone: authorized"), "the decision stands as it was")
             try FileManager.default.removeItem(atPath: mountPoint + "/filler")
             #expect(try runTool("mount", ["-o", "remount,ro", mountPoint]).status == 0)
             defer { _ = try? runTool("mount", ["-o", "remount,rw", mountPoint]) }
