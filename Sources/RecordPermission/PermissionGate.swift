@@ -107,7 +107,7 @@ public struct PermissionGate: Sendable {
     /// `notDetermined`.
     private func decidedAccess(to resource: PermissionResource) -> Result<ConsentSource, AccessRefusal>? {
         let detail = statusDetail(for: resource)
-        let subject = resource.rawValue.capitalizedFirst
+        let subject = resource.accessName.capitalizedFirst
         switch detail.status {
         case .authorized:
             return .success(.stored)
@@ -140,7 +140,7 @@ public struct PermissionGate: Sendable {
     private func decide(_ resource: PermissionResource, prompt: any ConsentPrompting) -> Result<Consent, AccessRefusal> {
         manifest.requireUsageDescription(for: resource)
         if let decided = decidedAccess(to: resource) { return decided.map { Consent(source: $0) } }
-        let subject = resource.rawValue.capitalizedFirst
+        let subject = resource.accessName.capitalizedFirst
         guard let answer = prompt.ask(appName: manifest.displayName, resource: resource,
                                       purpose: manifest.usageDescription(for: resource)!) else {
             return .failure(AccessRefusal(kind: .notDeterminedWithoutTerminal, message: "\(manifest.displayName) has not been allowed to use \(resource.displayName) and there is no terminal to ask on; allow it with '\(grantCommand(resource))'"))
@@ -179,7 +179,7 @@ public struct PermissionGate: Sendable {
     public func setDecision(_ status: AuthorizationStatus, for resource: PermissionResource) throws(PermissionChangeError) {
         precondition(status == .authorized || status == .denied, "only authorized or denied can be stored")
         if case .restricted(let reason) = policy.verdict(for: resource, appIdentifier: manifest.appIdentifier) {
-            throw PermissionChangeError(message: "\(resource.rawValue.capitalizedFirst) access is \(reason); it cannot be changed")
+            throw PermissionChangeError(message: "\(resource.accessName.capitalizedFirst) access is \(reason); it cannot be changed")
         }
         do throws(StoreProblem) {
             try store.write(status, for: resource, setBy: "command")

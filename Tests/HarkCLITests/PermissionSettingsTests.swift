@@ -61,6 +61,11 @@ import Testing
         #expect(restrictedStatus.hasPrefix("microphone: restricted by the administrator ("), "the word once: \(restrictedStatus)")
         let grant = try permissions(["grant", "microphone"], rig)
         #expect(grant.status == 77 && grant.standardError.contains("cannot be changed"))
+        // Each resource by the name it has in hark's other lines (until 2026-11-29 "SystemAudio access").
+        let denySystemAudio = try permissions(["deny", "systemAudio"], rig)
+        #expect(denySystemAudio.status == 77)
+        #expect(denySystemAudio.errorLines == ["hark: System-audio access is restricted by the administrator "
+                                               + "(\(rig.systemDirectory.path)/policy.json); it cannot be changed"], "\(denySystemAudio.standardError)")
         // No prompt either, even on a terminal; the reset does not promise one.
         let reset = try permissions(["reset", "microphone"], rig)
         reset.expectSuccess()
