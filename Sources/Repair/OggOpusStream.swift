@@ -152,6 +152,11 @@ struct OggOpusStream {
             position = page.range.upperBound
             if page.isEndOfStream {
                 atEnd = true
+                // A whole page after the end is another stream's (chained: `cat a.opus b.opus`), not
+                // a torn tail: cutting it lost that stream (until 2026-11-29).
+                if OggPageHeader.parse(bytes, at: position) != nil {
+                    throw RepairFailure(.cannotRepair, "it holds more than one Ogg stream (chained or multiplexed), which repair does not handle")
+                }
                 if position < bytes.count { tail = position..<bytes.count }
             }
         }

@@ -32,8 +32,8 @@ struct RepairCommand: ParsableCommand {
             granule position. WAV: sets the sizes, cuts a torn frame, makes a file past \
             4 GiB RF64.
 
-            Exit codes: 0 nothing to do; 1 repaired; 2 damaged and repairable (dry run); 65 cannot \
-            repair (not FLAC, Ogg Opus or WAV, nothing to recover, or damage a repair would hide); \
+            Exit codes: 0 nothing to do; 1 repaired; 2 damaged and repairable (dry run); 64 invalid \
+            usage; 65 cannot repair (not FLAC, Ogg Opus or WAV, nothing to recover, or damage a repair would hide); \
             66 cannot open; 73 the file is read-only or the temporary file cannot be created; 74 I/O error while writing; 75 a \
             recording is still writing the file; 130 interrupted. With several files, the most \
             serious wins.

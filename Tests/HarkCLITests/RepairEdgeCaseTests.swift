@@ -202,6 +202,35 @@ import Testing
         #expect(again.status == 0, "a repaired tagged file needs nothing more: \(again.standardError)")
     }
 
+    /// Two Ogg Opus files joined (`cat a.opus b.opus`, a chained stream players play through): the
+    /// second stream's whole pages after the first one's end are not a torn tail. Refused and left
+    /// as it is, as the docs say of chained files; until 2026-11-29 `--write` cut the second stream
+    /// away and called the file repaired.
+    @Test func aChainedOpusFileIsRefusedNotCut() throws {
+        let signal = TestSignal(format: Self.format, frames: 2 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        for name in ["a.opus", "b.opus"] {
+            let recorded = try runHark(["record", "-D", "filecap", "-d", "1", "-o", rig.path(name)], rig: rig)
+            #expect(recorded.status == 0, "\(recorded.standardError)")
+        }
+        let chained = rig.path("chained.opus")
+        let joined = try RepairTools.bytes(rig.path("a.opus")) + RepairTools.bytes(rig.path("b.opus"))
+        try joined.write(to: URL(fileURLWithPath: chained))
+        for arguments in [[chained], ["--write", chained]] {
+            let result = try RepairTools.repair(arguments, rig: rig)
+            #expect(result.status == 65, "\(arguments): \(result.standardError)")
+            #expect(result.errorLines == ["hark: \(chained): cannot repair (Ogg Opus): it holds more than one Ogg stream "
+                                          + "(chained or multiplexed), which repair does not handle"], "\(result.standardError)")
+            #expect(try RepairTools.bytes(chained) == joined, "left as it was")
+        }
+        // Bytes after the end that are no page are still a tail, and cut.
+        let trailed = rig.path("trailed.opus")
+        try (RepairTools.bytes(rig.path("a.opus")) + Data(repeating: 0x5A, count: 300)).write(to: URL(fileURLWithPath: trailed))
+        let cut = try RepairTools.repair(["--write", trailed], rig: rig)
+        #expect(cut.status == 1 && cut.standardError.contains("300 bytes after the end of the stream, cut"), "\(cut.standardError)")
+        #expect(try RepairTools.bytes(trailed) == RepairTools.bytes(rig.path("a.opus")))
+    }
+
     @Test func anMP3IsNotTakenForAFLAC() throws {
         let rig = try ALSATestRig(input: Data(count: 4))
         // An ID3v2.4 tag of 16 bytes (a TIT2 frame), then an MPEG-1 Layer III frame header.
