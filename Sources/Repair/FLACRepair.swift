@@ -10,14 +10,24 @@ enum FLACRepair {
         let metadata = try FLACMetadata(bytes)
         let stream = metadata.streamInfo
         let walk = try FLACFrameWalk(bytes, metadata: metadata, shouldStop: shouldStop)
-        guard let first = walk.frames.first else {
+        let first = walk.frames.first
+        if first == nil {
             // A recording stopped before its first frame: an empty stream, whole as it is.
             if bytes.count == metadata.audioStart && stream.totalSamples == 0 {
                 return RepairAnalysis(container: .flac, problems: [], seconds: 0, verdict: .sound)
             }
-            let what = bytes.count > metadata.audioStart ? "no intact audio frame" : "no audio after the header"
-            return RepairAnalysis(container: .flac, problems: [what], seconds: 0, verdict: .unrepairable("\(what): nothing to recover"))
+            // One killed inside its first frame (its count never set, and after the header no more
+            // than a frame's bytes, or zeros): its torn tail is cut to an empty stream, as an Ogg
+            // Opus or WAV file killed before its first audio becomes (until 2026-11-29 refused).
+            // More, or a finished stream's, is audio that is not there to recover.
+            let tornFirstFrame = stream.totalSamples == 0 && walk.damaged.isEmpty
+                && walk.tail.map { walk.isTailZeroFilled || $0.count <= FLACFrameEndIndex.longestFrame(stream: stream) } == true
+            guard tornFirstFrame else {
+                let what = bytes.count > metadata.audioStart ? "no intact audio frame" : "no audio after the header"
+                return RepairAnalysis(container: .flac, problems: [what], seconds: 0, verdict: .unrepairable("\(what): nothing to recover"))
+            }
         }
+        let firstBlockSize = first?.header.blockSize ?? stream.maximumBlockSize
         // A fixed block size stream numbers its frames in blocks of the size all but its last frame
         // have: the first kept frame's, when another follows it. STREAMINFO's maximum only for a
         // lone frame that ends the file (it may be the stream's short last one; one with damage or
@@ -27,10 +37,10 @@ enum FLACRepair {
         // put silence after every frame of a whole file; one off by one (4097, the minimum 4096),
         // or 65535 over a first frame of 4096 and a damaged rest, made a repair whose frames were
         // out of place at the next check.
-        let streamInfoAgrees = stream.minimumBlockSize == stream.maximumBlockSize && stream.maximumBlockSize >= first.header.blockSize
+        let streamInfoAgrees = stream.minimumBlockSize == stream.maximumBlockSize && stream.maximumBlockSize >= firstBlockSize
         let loneLastFrame = walk.frames.count == 1 && walk.tail == nil
-        let nominalBlockSize = loneLastFrame && streamInfoAgrees ? stream.maximumBlockSize : first.header.blockSize
-        var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first.header.isVariableBlockSize)
+        let nominalBlockSize = loneLastFrame && streamInfoAgrees ? stream.maximumBlockSize : firstBlockSize
+        var layout = FrameLayout(stream: stream, nominalBlockSize: nominalBlockSize, isVariable: first?.header.isVariableBlockSize ?? false)
         var problems: [String] = []
         var damageNotes: [String] = []
         var droppedFrames = 0
@@ -117,7 +127,13 @@ enum FLACRepair {
         if let seekTable {
             switch layout.check(seekTable) {
             case .valid: break
-            case .unfilled: problems.append("seek points unfilled"); newSeekTable = layout.seekPoints(capacity: seekTable.count)
+            // Placeholders are legal (`flac -S X` writes them for a later tool to fill): a finished,
+            // whole stream keeps them, byte for byte; one being mended (a killed hark recording has
+            // only placeholders) gets them filled. Until 2026-11-29 a whole file was rewritten.
+            case .unfilled where stream.totalSamples == 0 || !stream.isMD5Set || !problems.isEmpty:
+                problems.append("seek points unfilled")
+                newSeekTable = layout.seekPoints(capacity: seekTable.count)
+            case .unfilled: break
             case .wrong:
                 if !audioChanged { problems.append("seek points wrong") }
                 newSeekTable = layout.seekPoints(capacity: seekTable.count)

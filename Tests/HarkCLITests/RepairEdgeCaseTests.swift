@@ -231,6 +231,54 @@ import Testing
         #expect(try RepairTools.bytes(trailed) == RepairTools.bytes(rig.path("a.opus")))
     }
 
+    /// A FLAC written to a pipe (no count, no MD5) and cut inside its first frame, as a recorder
+    /// killed in its first moments leaves it: the torn frame is cut to an empty stream, whole to
+    /// flac, as an Ogg Opus or WAV file killed before its first audio becomes. Until 2026-11-29 it
+    /// was refused ("no intact audio frame"), and the file stayed broken. More than a frame's
+    /// bytes with no frame in them are still refused: that is not a torn start.
+    @Test func aFLACCutInsideItsFirstFrameBecomesAnEmptyStream() throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let raw = rig.path("in.raw"), piped = rig.path("piped.flac")
+        try signal.alsaBytes.write(to: URL(fileURLWithPath: raw))
+        let encoded = try runTool("sh", ["-c", "flac --silent --force-raw-format --endian=little --sign=signed --channels=2 --bps=16 "
+                                         + "--sample-rate=48000 -c - < \(shellQuoted(raw)) > \(shellQuoted(piped))"])
+        try #require(encoded.status == 0, "\(encoded.standardError)")
+        let whole = try RepairTools.bytes(piped)
+        // The metadata blocks: each a header byte (the last one's top bit set) and a 24-bit length.
+        var audioStart = 4
+        while true {
+            let header = whole[audioStart]
+            audioStart += 4 + (Int(whole[audioStart + 1]) << 16 | Int(whole[audioStart + 2]) << 8 | Int(whole[audioStart + 3]))
+            if header & 0x80 != 0 { break }
+        }
+        let torn = rig.path("torn.flac")
+        try whole.prefix(audioStart + 100).write(to: URL(fileURLWithPath: torn))
+        let check = try RepairTools.repair([torn], rig: rig)
+        #expect(check.status == 2 && check.standardError.contains("100 bytes at the end that are no whole frame, cut"), "\(check.standardError)")
+        let repaired = try RepairTools.repair(["--write", torn], rig: rig)
+        #expect(repaired.status == 1, "\(repaired.standardError)")
+        #expect(try FLACTools.test(torn).status == 0, "flac -t takes it")
+        #expect(try FLACTools.totalSamples(torn) == 0)
+        #expect(try RepairTools.repair([torn], rig: rig).status == 0, "a repaired file needs nothing more")
+
+        // A whole file with placeholder seek points (`flac -S X`, for a later tool to fill) is left
+        // byte for byte; until 2026-11-29 it was called damaged ("seek points unfilled") and rewritten.
+        let placeholders = rig.path("placeholders.flac")
+        let made = try runTool("flac", ["--silent", "--force-raw-format", "--endian=little", "--sign=signed", "--channels=2", "--bps=16",
+                                        "--sample-rate=48000", "-S", "X", "-S", "X", "-o", placeholders, raw])
+        try #require(made.status == 0, "\(made.standardError)")
+        let placeholderBytes = try RepairTools.bytes(placeholders)
+        let untouched = try RepairTools.repair(["--write", placeholders], rig: rig)
+        #expect(untouched.status == 0, "\(untouched.standardError)")
+        #expect(try RepairTools.bytes(placeholders) == placeholderBytes)
+
+        let noFrame = rig.path("no-frame.flac")
+        try (whole.prefix(audioStart) + Data(repeating: 0x5A, count: 200_000)).write(to: URL(fileURLWithPath: noFrame))
+        let refused = try RepairTools.repair(["--write", noFrame], rig: rig)
+        #expect(refused.status == 65 && refused.standardError.contains("no intact audio frame: nothing to recover"), "\(refused.standardError)")
+    }
+
     @Test func anMP3IsNotTakenForAFLAC() throws {
         let rig = try ALSATestRig(input: Data(count: 4))
         // An ID3v2.4 tag of 16 bytes (a TIT2 frame), then an MPEG-1 Layer III frame header.
