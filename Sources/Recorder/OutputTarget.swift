@@ -83,9 +83,9 @@ final class OutputTarget {
                 return
             }
             let target = OutputPath.followingLinks(path)
+            let folder = Self.directory(of: target).isEmpty ? "." : Self.directory(of: target)
             // Read-write: after a failed write, salvaging the file reads its header back (pread).
-            var descriptor = open(Self.directory(of: target).isEmpty ? "." : Self.directory(of: target),
-                                  hark_open_tmpfile | O_RDWR | O_CLOEXEC, 0o666)
+            var descriptor = open(folder, hark_open_tmpfile | O_RDWR | O_CLOEXEC, 0o666)
             var error = errno
             if descriptor >= 0 {
                 uncommitted = .anonymous
@@ -100,7 +100,6 @@ final class OutputTarget {
                 // A file that is there and writable is still not written in place (a failed start
                 // must leave it as it was): the new one is made beside it, which needs the folder.
                 let isThere = stat(target, &info) == 0
-                let folder = Self.directory(of: target).isEmpty ? "." : Self.directory(of: target)
                 let reason = if (error == EACCES || error == EPERM) && isThere {
                     "permission denied: its folder is not writable, and hark writes a new file there and renames it over the old one"
                 } else if error == ENOENT && stat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {

@@ -5,6 +5,9 @@
 /// only when every piece of it is: one that began on a lost page, or whose end was lost, is dropped
 /// with the damage. One logical stream only: a file multiplexing or chaining several is refused.
 struct OggOpusStream {
+    /// A chained or multiplexed file: another stream's pages beside or after this one's.
+    static let moreThanOneStream = RepairFailure(.cannotRepair, "it holds more than one Ogg stream (chained or multiplexed), which repair does not handle")
+
     struct Packet {
         /// Its bytes in the file: one range per page it spans.
         var pieces: [Range<Int>]
@@ -98,7 +101,7 @@ struct OggOpusStream {
                 continue
             }
             guard page.serial == first.serial else {
-                throw RepairFailure(.cannotRepair, "it holds more than one Ogg stream (chained or multiplexed), which repair does not handle")
+                throw Self.moreThanOneStream
             }
             if page.sequence != expectedSequence && !pages.isEmpty {
                 if damage.last?.bytes.upperBound == page.offset { damage[damage.count - 1].sequenceGap = true } else {
@@ -155,7 +158,7 @@ struct OggOpusStream {
                 // A whole page after the end is another stream's (chained: `cat a.opus b.opus`), not
                 // a torn tail: cutting it lost that stream (until 2026-11-29).
                 if OggPageHeader.parse(bytes, at: position) != nil {
-                    throw RepairFailure(.cannotRepair, "it holds more than one Ogg stream (chained or multiplexed), which repair does not handle")
+                    throw Self.moreThanOneStream
                 }
                 if position < bytes.count { tail = position..<bytes.count }
             }

@@ -245,13 +245,7 @@ import Testing
                                          + "--sample-rate=48000 -c - < \(shellQuoted(raw)) > \(shellQuoted(piped))"])
         try #require(encoded.status == 0, "\(encoded.standardError)")
         let whole = try RepairTools.bytes(piped)
-        // The metadata blocks: each a header byte (the last one's top bit set) and a 24-bit length.
-        var audioStart = 4
-        while true {
-            let header = whole[audioStart]
-            audioStart += 4 + (Int(whole[audioStart + 1]) << 16 | Int(whole[audioStart + 2]) << 8 | Int(whole[audioStart + 3]))
-            if header & 0x80 != 0 { break }
-        }
+        let audioStart = try #require(firstFrameOffset([UInt8](whole)))
         let torn = rig.path("torn.flac")
         try whole.prefix(audioStart + 100).write(to: URL(fileURLWithPath: torn))
         let check = try RepairTools.repair([torn], rig: rig)

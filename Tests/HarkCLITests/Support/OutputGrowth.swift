@@ -87,14 +87,7 @@ enum FLACProgress {
         let blockSize = Int(bytes[8]) << 8 | Int(bytes[9])
         let sampleRate = Int(bytes[18]) << 12 | Int(bytes[19]) << 4 | Int(bytes[20]) >> 4
         guard blockSize > 0, sampleRate > 0 else { return nil }
-        // Metadata blocks: a type byte (0x80: the last block) and a 24-bit length each.
-        var offset = 4
-        while true {
-            guard offset + 4 <= bytes.count else { return nil }
-            let isLast = bytes[offset] & 0x80 != 0
-            offset += 4 + (Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]))
-            if isLast { break }
-        }
+        guard let offset = firstFrameOffset(bytes) else { return nil }
         var candidate = bytes.count - 2
         while candidate >= offset {
             if bytes[candidate] == 0xFF, bytes[candidate + 1] == 0xF8, let number = frameNumber(bytes, at: candidate) {

@@ -58,8 +58,9 @@ func expectSeekPointsNameTheirFrames(_ path: String, _ table: SeekTableListing,
     }
 }
 
-/// Where the first audio frame starts: after "fLaC" and the metadata block flagged last.
-private func firstFrameOffset(_ bytes: [UInt8]) -> Int? {
+/// Where the first audio frame starts: after "fLaC" and the metadata block flagged last (each block
+/// a type byte, 0x80 on the last one, and a 24-bit length); nil when the metadata is cut short.
+func firstFrameOffset(_ bytes: [UInt8]) -> Int? {
     var offset = 4
     while offset + 4 <= bytes.count {
         let isLast = bytes[offset] & 0x80 != 0
