@@ -71,8 +71,8 @@ func registerEncoderBenchmarks() {
     }))
     // Raw: the samples written as they are.
     encoders.append(("raw", .devNull, format, standard, nil, { RawPCMEncoder(format: format, sink: $0) }))
-    // WAV to a file, its header rewritten after every 10 ms block rather than every second of
-    // audio, so each iteration runs the path a recording runs once a second; and 24-bit samples packed.
+    // WAV to a file, its header rewritten after every 10 ms block rather than every half second
+    // of audio, so each iteration runs the path a recording runs twice a second; and 24-bit samples packed.
     for input in [format, s24] {
         encoders.append(("WAV_\(input.sampleFormat.alsaName)_seekable_file_header_every_block", .seekableFile, input,
                          "10ms_48kHz_stereo", 480, {
