@@ -32,6 +32,11 @@ public final class OggOpusEncoder: AudioEncoder {
     private let serialNumber = UInt32.random(in: 1...UInt32.max)
     /// Frames handed to libopusenc so far.
     private var framesWritten = 0
+    /// Where the stream's first page (OpusHead) starts in the output.
+    private let streamStart: Int
+    /// The frames the file holds once a failed write was salvaged, from its last page's granule
+    /// position; nil before (libopusenc holds audio back, so the frames given are all that is known).
+    public private(set) var framesHeld: Int?
 
     /// Sets up libopusenc for `format` and writes the OpusHead and OpusTags pages at once, so a
     /// reader of stdout gets a valid stream start immediately.
@@ -77,6 +82,7 @@ public final class OggOpusEncoder: AudioEncoder {
         }
         encoder = created
         self.sink = sink
+        streamStart = sink.currentOffset
         sampleFormat = format.sampleFormat
         channels = format.channels
         mappingFamily = Int(family)
@@ -152,12 +158,29 @@ public final class OggOpusEncoder: AudioEncoder {
     /// has no room for a page of its own). Its granule position already counts exactly the
     /// samples up to it, so decoders return those. What libopusenc still held (up to
     /// `--max-delay` of audio) is lost with the write that failed.
+    /// The summary then counts the frames the file holds (`framesHeld`): the granule position less
+    /// OpusHead's pre-skip, at the input's rate; not the frames given to libopusenc, which were up to
+    /// `--max-delay` more, or up to a drain fewer when the failure came within one.
     public func salvageAfterWriteFailure() {
         guard sink.truncateToLastCompleteWrite() else { return }
         let start = sink.lastCompleteWriteOffset
-        guard let page = sink.read(at: start, count: sink.currentOffset - start),
-              let ended = OggPage.endingTheStream(page) else { return }
-        _ = sink.overwrite(ended, at: start)
+        guard let page = sink.read(at: start, count: sink.currentOffset - start) else { return }
+        if let ended = OggPage.endingTheStream(page) {
+            guard sink.overwrite(ended, at: start) else { return }
+            framesHeld = OggPage.granulePosition(of: page).flatMap(framesBefore)
+        } else if OggPage.granulePosition(of: page) == 0 {
+            // The last whole page is a header page (OpusHead, OpusTags): no audio.
+            framesHeld = 0
+        }
+    }
+
+    /// The input frames a stream whose last page has `granule` holds: 48 kHz samples less the
+    /// pre-skip OpusHead declares, at the input's rate (rounded down when libopusenc resampled).
+    private func framesBefore(_ granule: UInt64) -> Int? {
+        guard let head = sink.read(at: streamStart, count: 27 + 1 + 19),
+              let preSkip = OggPage.opusHeadPreSkip(firstPage: head) else { return nil }
+        let samples = max(0, Int(granule) - preSkip)
+        return samples * sampleRate / 48_000
     }
 
     private func currentError(_ result: Int32) -> EncoderError {

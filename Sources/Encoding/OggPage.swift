@@ -65,13 +65,27 @@ public enum OggPage {
         let segments = Int(page[26])
         guard page.count >= 27 + segments,
               page.count == 27 + segments + page[27..<(27 + segments)].reduce(0, { $0 + Int($1) }) else { return nil }
-        let granule = (0..<8).reduce(UInt64(0)) { $0 | UInt64(page[6 + $1]) << (8 * $1) }
-        guard granule != 0, granule != UInt64.max else { return nil }
+        guard let granule = granulePosition(of: page), granule != 0, granule != UInt64.max else { return nil }
         var ended = page
         ended[5] |= 0x04
         ended.replaceSubrange(22..<26, with: [0, 0, 0, 0])
         ended.replaceSubrange(22..<26, with: littleEndianBytes(crc32(ended)))
         return ended
+    }
+
+    /// The granule position of `page` (bytes starting with a page header), or nil for no page.
+    public static func granulePosition(of page: [UInt8]) -> UInt64? {
+        guard page.count >= 14, page[0..<4].elementsEqual("OggS".utf8) else { return nil }
+        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(page[6 + $1]) << (8 * $1) }
+    }
+
+    /// The pre-skip OpusHead declares (48 kHz samples a decoder drops first), from the bytes of a
+    /// stream's first page; nil when they are not a page holding OpusHead.
+    public static func opusHeadPreSkip(firstPage page: [UInt8]) -> Int? {
+        guard page.count >= 27, page[0..<4].elementsEqual("OggS".utf8) else { return nil }
+        let packet = 27 + Int(page[26])
+        guard page.count >= packet + 12, page[packet..<(packet + 8)].elementsEqual("OpusHead".utf8) else { return nil }
+        return Int(page[packet + 10]) | Int(page[packet + 11]) << 8
     }
 
     private static func littleEndianBytes(_ value: UInt32) -> [UInt8] {

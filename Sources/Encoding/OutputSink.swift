@@ -24,6 +24,9 @@ public final class OutputSink {
     private var position: Int = 0
     /// Where the last complete write began (libopusenc's last whole page, after a failure).
     public private(set) var lastCompleteWriteOffset = 0
+    /// Bytes of the failed write that the descriptor took before it failed: a short write that
+    /// filled the disk's last blocks or reached the file-size limit, then the error.
+    public private(set) var bytesOfFailedWrite = 0
 
     /// Wraps an open descriptor; the sink does not close it.
     public init(fileDescriptor: Int32) {
@@ -46,6 +49,7 @@ public final class OutputSink {
             if result < 0 {
                 if errno == EINTR { continue }
                 failure = errno
+                bytesOfFailedWrite = offset
                 return false
             }
             offset += result
@@ -68,6 +72,31 @@ public final class OutputSink {
         }
         bytesWritten = position
         return true
+    }
+
+    /// After a failed write of whole audio frames (raw samples, a WAV's data), keeps the frames of
+    /// it that reached the file before it failed and cuts the torn one off, so a disk that filled
+    /// or a size limit reached in the middle of a write costs no frame that fitted (the write of
+    /// half a second or more that found the limit was cut back whole, and a raw file on a nearly
+    /// full disk could be left empty). Returns the frames kept, or nil when the file cannot be cut.
+    /// The corresponding C function is `ftruncate`.
+    public func truncateToWholeFramesOfFailedWrite(bytesPerFrame: Int) -> Int? {
+        guard isSeekable, bytesPerFrame > 0 else { return nil }
+        let keptFrames = bytesOfFailedWrite / bytesPerFrame
+        let end = position + keptFrames * bytesPerFrame
+        while ftruncate(fileDescriptor, off_t(end)) != 0 {
+            if errno != EINTR { return nil }
+        }
+        // The kept part counts as a complete write of its own.
+        if keptFrames > 0 {
+            lastCompleteWriteOffset = position
+            position = end
+            framesInCompleteWrites += keptFrames
+            completeWrites += 1
+        }
+        bytesOfFailedWrite = 0
+        bytesWritten = position
+        return keptFrames
     }
 
     /// Reads `count` bytes at `offset` of a seekable file, without moving the write position.

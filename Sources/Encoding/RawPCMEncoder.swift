@@ -29,8 +29,9 @@ public final class RawPCMEncoder: AudioEncoder {
 
     public func finish() throws(EncoderError) {}
 
-    /// Cuts a torn write off the end, so the file holds whole frames only.
+    /// Keeps every whole frame the failed write got onto the file and cuts the torn one off, so
+    /// the file holds whole frames only, as many as fitted.
     public func salvageAfterWriteFailure() {
-        _ = sink.truncateToLastCompleteWrite()
+        _ = sink.truncateToWholeFramesOfFailedWrite(bytesPerFrame: bytesPerFrame)
     }
 }

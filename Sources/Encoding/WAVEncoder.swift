@@ -34,6 +34,9 @@ public final class WAVEncoder: AudioEncoder {
     private let headerUpdateFrames: Int
     /// Frames written since the header was last rewritten; below `headerUpdateFrames` between calls.
     private var framesSinceHeader = 0
+    /// Whether the write that failed carried audio frames (not the header or the pad byte): then
+    /// the frames of it that fitted are kept.
+    private var failedWriteCarriedFrames = false
 
     public var bytesWritten: Int { sink.bytesWritten }
     public var framesHeld: Int? { sink.framesInCompleteWrites }
@@ -106,7 +109,10 @@ public final class WAVEncoder: AudioEncoder {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer, frames: Int) throws(EncoderError) {
-        guard sink.write(bytes, frames: frames) else { throw .writeFailed(errno: sink.failure ?? EIO) }
+        guard sink.write(bytes, frames: frames) else {
+            failedWriteCarriedFrames = true
+            throw .writeFailed(errno: sink.failure ?? EIO)
+        }
         dataBytes += bytes.count
     }
 
@@ -126,9 +132,15 @@ public final class WAVEncoder: AudioEncoder {
 
     /// Cuts a torn write off the end and makes the header tell the truth about what is left.
     public func salvageAfterWriteFailure() {
-        // Every write is whole frames and `dataBytes` counts only completed ones, so after the cut
-        // the file ends on a frame and the header can say exactly how many.
-        guard sink.truncateToLastCompleteWrite() else { return }
+        // Every write of audio is whole frames and `dataBytes` counts only completed ones; of the
+        // write that failed, the whole frames that reached the file are kept. So after the cut the
+        // file ends on a frame and the header can say exactly how many.
+        if failedWriteCarriedFrames {
+            guard let kept = sink.truncateToWholeFramesOfFailedWrite(bytesPerFrame: header.blockAlign) else { return }
+            dataBytes += kept * header.blockAlign
+        } else {
+            guard sink.truncateToLastCompleteWrite() else { return }
+        }
         rewriteHeader(padding: 0)
     }
 

@@ -130,6 +130,8 @@ final class EncoderLoop: @unchecked Sendable {
             do throws(EncoderError) { try encoder.finish() } catch {
                 failure = error
                 if case .writeFailed = error { encoder.salvageAfterWriteFailure() }
+                // The flush that failed may have cut frames that were counted (FLAC's last frames).
+                if let held = encoder.framesHeld { framesEncoded.store(held, ordering: .relaxed) }
             }
         }
         done.store(true, ordering: .sequentiallyConsistent)

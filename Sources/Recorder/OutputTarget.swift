@@ -288,13 +288,21 @@ final class OutputTarget {
     /// Sets aside `bytes` after `offset` in a file whose recording has not started, without changing its size,
     /// so a disk too full for them fails the output now, while whatever has its name is still
     /// there, rather than at its first write, when a file holding nothing (raw) or a header alone
-    /// would have replaced it. Returns the errno of a full disk or an exhausted quota, else 0 (a
-    /// file system that cannot set room aside, or an output written in place, is not asked).
-    /// What a short recording leaves unused is given back when the file is finished (`synchronize`).
-    /// The corresponding C function is `fallocate`, with FALLOC_FL_KEEP_SIZE.
+    /// would have replaced it. Returns the errno of a full disk or an exhausted quota, or EFBIG when
+    /// the process's file-size limit (`ulimit -f`) ends before them, as the first writes would
+    /// find; else 0 (a file system that cannot set room aside, or an output written in place, is
+    /// not asked). What a short recording leaves unused is given back when the file is finished
+    /// (`synchronize`). The corresponding C functions are `getrlimit` and `fallocate`, with
+    /// FALLOC_FL_KEEP_SIZE (which the size limit does not apply to, so it is compared here).
     func setAsideRoom(bytes: Int, after offset: Int) -> Int32 {
         // A library file has taken its new name already, but a failed start still removes it.
         guard isUncommittedFile || claimedNewName != nil, bytes > 0 else { return 0 }
+        // No limit is RLIM_INFINITY, all ones (its C macro does not import into Swift).
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+           UInt64(offset + bytes) > UInt64(limit.rlim_cur) {
+            return EFBIG
+        }
         while fallocate(fileDescriptor, hark_falloc_keep_size, off_t(offset), off_t(bytes)) != 0 {
             let error = errno
             if error == EINTR { continue }

@@ -67,7 +67,11 @@ enum OggOpusRepair {
         let pagesAfterLastPacket = stream.pages.count - 1 - lastPageIndex
         if stream.endsInsidePacket || lastPage.lacing.last == 255 { problems.append("a packet cut short at the end, dropped") }
         if pagesAfterLastPacket > 0 && !stream.endsInsidePacket { problems.append("\(pagesAfterLastPacket) page\(pagesAfterLastPacket == 1 ? "" : "s") with no whole packet at the end, dropped") }
-        if let tail = stream.tail {
+        // A tagger's ID3v1 tag (the last 128 bytes, "TAG" first, in no page) is kept at the end, as
+        // a FLAC or WAV file's is; only what lies before it in the tail is cut.
+        let id3v1 = stream.tail.flatMap { $0.count >= 128 && bytes.matches("TAG", at: bytes.count - 128) ? (bytes.count - 128)..<bytes.count : nil }
+        let stray = stream.tail.flatMap { tail in id3v1 == nil ? tail : tail.count > 128 ? tail.lowerBound..<(tail.upperBound - 128) : nil }
+        if let tail = stray {
             let isZeros = bytes[tail].allSatisfy { $0 == 0 }
             problems.append(isZeros ? "\(tail.count) zero bytes at the end (left by a crash), cut"
                                     : lastPage.isEndOfStream && pagesAfterLastPacket == 0 ? "\(counted(tail.count, "byte")) after the end of the stream, cut"
@@ -89,12 +93,13 @@ enum OggOpusRepair {
         let seconds = Double(max(0, finalGranule - base - stream.preSkip)) / 48_000
         guard !problems.isEmpty else { return RepairAnalysis(container: .oggOpus, problems: [], seconds: seconds, verdict: .sound) }
 
-        let plan: RepairPlan
+        var plan: RepairPlan
         if stream.damage.isEmpty && !stream.tagsLost {
             plan = endAt(lastPage, of: stream, finalGranule: Int64(finalGranule), in: bytes)
         } else {
             plan = rebuilt(laidOut, of: stream, base: base, finalGranule: Int64(finalGranule), in: bytes)
         }
+        if let id3v1 { plan = RepairPlan(segments: plan.segments + [.original(id3v1)]) }
         return RepairAnalysis(container: .oggOpus, problems: problems, seconds: seconds, verdict: .repairable(plan))
     }
 

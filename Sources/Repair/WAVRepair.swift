@@ -7,21 +7,35 @@
 /// A data size shorter than the file is trusted only when what follows it is a sequence of whole
 /// chunks ending at the end of the file (some writers put LIST or id3 chunks after the audio);
 /// otherwise the size is stale (a recorder killed between two size updates) and the audio runs to
-/// the end of the file.
+/// the end of the file. An ID3v1 tag a tagger appended (the last 128 bytes, "TAG" first, outside
+/// the RIFF chunk) is kept where it is, as a FLAC file's is; audio that only happens to end so is
+/// still audio when the sizes say it is.
 enum WAVRepair {
     static let unknownSize: UInt64 = 0xFFFF_FFFF
 
     static func analyse(_ bytes: UnsafeRawBufferPointer) throws(RepairFailure) -> RepairAnalysis {
         let layout = try WAVLayout(bytes)
-        let available = bytes.count - layout.dataStart
+        let tagStart = bytes.count - 128
+        let id3v1 = tagStart >= layout.dataStart && bytes.matches("TAG", at: tagStart) ? tagStart..<bytes.count : nil
+        var available = bytes.count - layout.dataStart
         var problems: [String] = []
         var dataBytes: Int
         var trailing: Range<Int>?
-        if let declared = layout.declaredDataBytes, declared <= available,
-           let after = wholeChunks(in: bytes, from: layout.dataStart + declared + declared % 2) ?? (declared % 2 == 1 && layout.dataStart + declared == bytes.count ? bytes.count..<bytes.count : nil) {
+        // The sizes are believed when they account for the file up to its end, or up to its tag.
+        var keptTag: Range<Int>?
+        if let declared = layout.declaredDataBytes, let after = chunksAfterData(declared, of: layout, in: bytes, endingAt: bytes.count) {
             dataBytes = declared
             trailing = after.isEmpty ? nil : after
+        } else if let id3v1, let declared = layout.declaredDataBytes,
+                  let after = chunksAfterData(declared, of: layout, in: bytes, endingAt: id3v1.lowerBound) {
+            dataBytes = declared
+            trailing = after.isEmpty ? nil : after
+            keptTag = id3v1
         } else {
+            if let id3v1 {
+                available = id3v1.lowerBound - layout.dataStart
+                keptTag = id3v1
+            }
             dataBytes = available - available % layout.blockAlign
             switch layout.declaredDataBytes {
             case nil: problems.append("sizes unknown (written to a pipe, or never updated)")
@@ -43,7 +57,8 @@ enum WAVRepair {
             if problems.isEmpty && (layout.ds64!.riffBytes != UInt64(fileBytes - 8) || layout.ds64!.frames != UInt64(frames)) {
                 problems.append("ds64 sizes wrong")
             }
-        } else if problems.isEmpty && layout.riffBytes != UInt64(fileBytes - 8) {
+        } else if problems.isEmpty && layout.riffBytes != UInt64(fileBytes - 8) && layout.riffBytes != UInt64(fileBytes + (keptTag?.count ?? 0) - 8) {
+            // (A tagger that counted its tag in the RIFF size is believed too.)
             problems.append(layout.riffBytes == unknownSize ? "RIFF size unknown" : "RIFF size says \(layout.riffBytes), the file holds \(fileBytes - 8)")
         }
         // The count is checked only where it is a plain frame count; in RF64 the ds64 holds it.
@@ -88,6 +103,7 @@ enum WAVRepair {
         var segments: [RepairPlan.Segment] = [.bytes(header), .original(layout.dataStart..<(layout.dataStart + dataBytes))]
         if dataBytes % 2 == 1 { segments.append(.bytes([0])) }
         if let trailing { segments.append(.original(trailing)) }
+        if let keptTag { segments.append(.original(keptTag)) }
         return RepairAnalysis(container: .wav, problems: problems, seconds: seconds, verdict: .repairable(RepairPlan(segments: segments)))
     }
 
@@ -98,16 +114,24 @@ enum WAVRepair {
         return nil
     }
 
-    /// The range from `offset` to the end of the file if it is whole chunks (each with its pad
-    /// byte), nil if not.
-    private static func wholeChunks(in bytes: UnsafeRawBufferPointer, from offset: Int) -> Range<Int>? {
+    /// What follows `declared` bytes of audio up to `end`, when that is whole chunks (or nothing,
+    /// or only a data chunk's missing pad byte); nil when the size cannot be so (stale).
+    private static func chunksAfterData(_ declared: Int, of layout: WAVLayout, in bytes: UnsafeRawBufferPointer,
+                                        endingAt end: Int) -> Range<Int>? {
+        guard declared <= end - layout.dataStart else { return nil }
+        if declared % 2 == 1 && layout.dataStart + declared == end { return end..<end }
+        return wholeChunks(in: bytes, from: layout.dataStart + declared + declared % 2, to: end)
+    }
+
+    /// The range from `offset` to `end` if it is whole chunks (each with its pad byte), nil if not.
+    private static func wholeChunks(in bytes: UnsafeRawBufferPointer, from offset: Int, to end: Int) -> Range<Int>? {
         var position = offset
-        while position < bytes.count {
-            guard position + 8 <= bytes.count, (0..<4).allSatisfy({ (0x20...0x7E).contains(bytes[position + $0]) }) else { return nil }
+        while position < end {
+            guard position + 8 <= end, (0..<4).allSatisfy({ (0x20...0x7E).contains(bytes[position + $0]) }) else { return nil }
             let size = Int(bytes.littleEndian(at: position + 4, bytes: 4))
             position += 8 + size + size % 2
         }
-        return position == bytes.count ? offset..<position : nil
+        return position == end ? offset..<position : nil
     }
 }
 

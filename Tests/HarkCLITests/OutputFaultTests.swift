@@ -22,8 +22,8 @@ import Testing
             #expect(result.errorLines.filter { !$0.hasPrefix("hark: ● recording") && !$0.hasPrefix("hark: recorded") }.count == 1)
             // Decode a copy: the decoders write next to their input, and this disk is full.
             try FileManager.default.copyItem(atPath: output, toPath: copy)
+            try expectValidPrefix(copy, codec: codec, signal: signal, result: result)
         }
-        try expectValidPrefix(copy, codec: codec, signal: signal)
     }
 
     @Test(arguments: ["flac", "opus"])
@@ -31,12 +31,62 @@ import Testing
         let signal = TestSignal(format: Self.format, frames: 60 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let output = rig.path("limited.\(codec)")
-        // ulimit -f counts 1024-byte blocks here: 512 KiB.
+        // dash's ulimit -f counts 512-byte blocks: 256 KiB.
         let command = "ulimit -f 512; exec " + harkCommand(["record", "-D", "filecap", "-d", "60", "-o", output])
         let result = try runTool("sh", ["-c", command + (codec == "opus" ? " --bitrate 256" : "")], environment: rig.environment)
         #expect(result.status == 74, "\(result.standardError)")
         #expect(result.standardError.contains("hark: cannot write the output: the file is too large"), "\(result.standardError)")
-        try expectValidPrefix(output, codec: codec, signal: signal)
+        try expectValidPrefix(output, codec: codec, signal: signal, result: result)
+    }
+
+    /// A file-size limit reached inside a write (raw and WAV write half a second or more at a
+    /// time) keeps every whole frame that fitted: the limit's bytes less a torn frame, all of them
+    /// the input's, and the summary counts them. (The write that found the limit was cut back
+    /// whole: a raw file whose first write passed the limit was left empty, a WAV up to half a
+    /// second short.) Three channels of S16, 6 bytes a frame, so 301 KiB ends inside a frame.
+    @Test(arguments: ["raw", "wav"])
+    func aFileSizeLimitKeepsEveryWholeFrameThatFitted(_ codec: String) throws {
+        let format = PCMFormat(sampleFormat: .s16LE, channels: 3, sampleRate: 48_000)
+        let signal = TestSignal(format: format, frames: 10 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("limited.\(codec)")
+        let limit = 301 * 1024
+        let command = "exec prlimit --fsize=\(limit) -- " + harkCommand(["record", "-D", "filecap", "-c", "3", "-d", "10", "-o", output])
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("hark: cannot write the output: the file is too large"), "\(result.standardError)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        let audioStart = codec == "wav" ? try #require(WAVLayout.dataOffset(bytes)) : 0
+        let frames = (limit - audioStart) / format.bytesPerFrame
+        #expect(bytes.count == audioStart + frames * format.bytesPerFrame, "\(bytes.count) bytes, the limit \(limit)")
+        #expect(summaryFrames(result.standardError) == frames, "\(result.standardError)")
+        expectSameElements(Data(bytes[audioStart...]), signal.alsaBytes.prefix(frames * format.bytesPerFrame))
+        if codec == "wav" {
+            #expect(WAVLayout.uint32(bytes, at: audioStart - 4) == frames * format.bytesPerFrame)
+            try WAVAndRawOutputTests.expectLibsndfileReadsWithoutComplaint(output, frames: frames)
+        }
+    }
+
+    /// A file-size limit below the header and the first second of audio fails at the start, as a
+    /// disk too full for them does: exit 74, one line, nothing left behind and a file of that name
+    /// kept. (The room set aside for that second is past the file's end, where the limit does not
+    /// apply, so a FLAC, Opus or WAV of a fraction of a second, or a header alone, and an empty raw
+    /// file replaced it.)
+    @Test(arguments: ["flac", "opus", "wav", "raw"])
+    func aFileSizeLimitBelowTheFirstSecondExits74AndKeepsWhatWasThere(_ codec: String) throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 2 * 48_000).alsaBytes)
+        let folder = rig.path("takes")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let output = folder + "/limited.\(codec)"
+        try "an earlier take".write(toFile: output, atomically: false, encoding: .utf8)
+        let command = "exec prlimit --fsize=16384 -- " + harkCommand(["record", "-D", "filecap", "-d", "1", "-o", output])
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 74, "\(result.standardError)")
+        // (libpulse, which Debian's ALSA configuration loads, first says it could not size its shared memory.)
+        #expect(result.errorLines.filter { !$0.hasPrefix("ftruncate() failed") }
+                    == ["hark: cannot write the output: the file is too large (file size limit reached)"], "\(result.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["limited.\(codec)"])
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier take")
     }
 
     @Test func aReaderThatGoesAwayStopsTheRecordingQuietly() throws {
@@ -237,9 +287,11 @@ import Testing
     /// last frame, and the summary said "0 frames, 0 bytes".
     @Test(arguments: ["flac", "opus"])
     func aFileSizeLimitReachedAsASplitFinishesAFileLeavesThatFileValid(_ codec: String) throws {
-        let signal = TestSignal(format: Self.format, frames: 4 * 48_000)
+        let signal = TestSignal(format: Self.format, frames: 6 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
-        let arguments = ["record", "-D", "filecap", "-d", "2.5", "--max-file-time", "1"]
+        // Parts of 3 s (Opus at 256 kb/s), so the limit is above the room set aside for the
+        // first second at the codec's worst (a smaller one fails at the start).
+        let arguments = ["record", "-D", "filecap", "-d", "4.5", "--max-file-time", "3"] + (codec == "opus" ? ["--bitrate", "256"] : [])
         // The first file's size without a limit (the input and the codec are deterministic; its
         // tags' times have a fixed length).
         let probe = try runHark(arguments + ["-o", rig.path("probe.\(codec)")], rig: rig)
@@ -255,17 +307,13 @@ import Testing
         let size = try #require(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int)
         #expect(size > 0 && size < fullSize)
         #expect(result.standardError.contains(", \(size) bytes"), "the summary counts the file: \(result.standardError)")
-        if codec == "flac" {
-            // What the file holds, exactly (Ogg Opus counts what its encoder was given).
-            let frames = try #require(try FLACTools.totalSamples(output))
-            #expect(frames > 0 && result.standardError.contains(" \(frames) frames, \(size) bytes"), "\(result.standardError)")
-        } else {
-            #expect(!result.standardError.contains(" 0 frames,"), "\(result.standardError)")
-        }
-        try expectValidPrefix(output, codec: codec, signal: signal)
+        // And the frames it holds, exactly (for Ogg Opus, its last whole page's granule position).
+        try expectValidPrefix(output, codec: codec, signal: signal, result: result)
     }
 
-    private func expectValidPrefix(_ output: String, codec: String, signal: TestSignal) throws {
+    /// The file decodes, up to the failure, to the input, and the summary counts what it holds.
+    private func expectValidPrefix(_ output: String, codec: String, signal: TestSignal, result: ToolResult) throws {
+        let summary = summaryFrames(result.standardError)
         if codec == "flac" {
             let tested = try FLACTools.test(output)
             #expect(tested.status == 0, "\(tested.standardError)")
@@ -273,6 +321,7 @@ import Testing
             let decoded = try FLACTools.decode(output, bitsPerSample: 16)
             #expect(total > 0 && decoded.count == total * 2, "STREAMINFO \(total) vs decoded \(decoded.count / 2)")
             expectSameElements(decoded[...], signal.prefix(frames: total))
+            #expect(summary == total, "\(result.standardError)")
             // The seek table was reserved at the start; only points inside what is left are filled in.
             let table = try #require(try SeekTableListing.read(output))
             #expect(!table.points.isEmpty)
@@ -280,6 +329,9 @@ import Testing
         } else {
             let decoded = try OpusTools.decode(output)
             #expect(decoded.samples.count > 0)
+            // The last whole page's granule position, not the frames given to libopusenc (up to a
+            // drain more or `--max-delay` fewer).
+            #expect(summary == decoded.samples.count / decoded.channels, "\(result.standardError)")
             // Ended, not cut off: the last whole page carries the end-of-stream flag (opusinfo
             // warned "EOS not set" and `hark repair` offered to add it).
             let info = try OpusTools.info(output)
