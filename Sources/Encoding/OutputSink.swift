@@ -12,8 +12,12 @@ public final class OutputSink {
     public let fileDescriptor: Int32
     /// Whether the encoder may seek back to rewrite headers: a regular file not opened for append.
     public let isSeekable: Bool
-    /// Bytes written so far.
-    public private(set) var bytesWritten: Int = 0
+    /// Bytes written so far: from where the descriptor stood when the sink was made (standard
+    /// output redirected to a file may hold another program's output before hark's).
+    public var bytesWritten: Int { furthest - startOffset }
+    /// Where the descriptor stood at the start, and the furthest offset a complete write reached.
+    private let startOffset: Int
+    private var furthest: Int
     /// The errno of the first failed write or seek; nothing is written after it.
     public private(set) var failure: Int32?
     /// Audio frames carried by writes that completed (for codecs that say, as libFLAC does).
@@ -36,6 +40,9 @@ public final class OutputSink {
         let appends = (fcntl(fileDescriptor, F_GETFL) & O_APPEND) != 0
         isSeekable = isRegular && !appends && lseek(fileDescriptor, 0, SEEK_CUR) >= 0
         if isSeekable { position = Int(lseek(fileDescriptor, 0, SEEK_CUR)) }
+        startOffset = position
+        furthest = position
+        lastCompleteWriteOffset = position
     }
 
     /// Writes all of `bytes`, retrying after EINTR and short writes. Returns false on failure.
@@ -56,7 +63,7 @@ public final class OutputSink {
         }
         lastCompleteWriteOffset = position
         position += bytes.count
-        bytesWritten = max(bytesWritten, position)
+        furthest = max(furthest, position)
         framesInCompleteWrites += frames
         completeWrites += 1
         return true
@@ -70,7 +77,7 @@ public final class OutputSink {
         while ftruncate(fileDescriptor, off_t(position)) != 0 {
             if errno != EINTR { return false }
         }
-        bytesWritten = position
+        furthest = position
         return true
     }
 
@@ -95,7 +102,7 @@ public final class OutputSink {
             completeWrites += 1
         }
         bytesOfFailedWrite = 0
-        bytesWritten = position
+        furthest = position
         return keptFrames
     }
 

@@ -10,8 +10,15 @@ import Glibc
 /// `block()` must run before any other thread starts, so every thread inherits the blocked mask and
 /// the signals stay pending until the session thread takes them. SIGPIPE is ignored, so a reader
 /// that goes away shows up as an EPIPE write error instead of killing the process.
+///
+/// A stop signal hark was started with ignored stays ignored, as the shells' and coreutils' own
+/// programs keep it: `nohup` ignores SIGHUP so a recording outlives its terminal, and a shell
+/// script's background job (`hark record … &`) starts with SIGINT and SIGQUIT ignored so a Ctrl-C
+/// meant for the script's foreground leaves it be. Blocking it would undo that: the kernel
+/// discards an ignored signal only while it is not blocked, and queues a blocked one, which the
+/// session thread then took as a stop (`nohup hark record …` ended when its terminal closed).
 public enum StopSignals {
-    static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT].filter { !wasIgnoredAtStart($0) }
     /// SIGUSR1: start a new file at once (a split recording). Taken like the stop signals.
     public static let newFile = SIGUSR1
     /// SIGUSR2, sent by the encoder thread to the session thread (`pthread_kill`, never to the
@@ -85,6 +92,15 @@ public enum StopSignals {
         sigaddset(&set, wake)
         var immediately = timespec(tv_sec: 0, tv_nsec: 0)
         while sigtimedwait(&set, nil, &immediately) == wake {}
+    }
+
+    /// Whether `signal`'s disposition is SIG_IGN, as the process inherited it: read once, on the
+    /// first use of `stopping` (from `block()`, first thing in `main`); hark sets no disposition of
+    /// a stop signal itself. The corresponding C function is `sigaction`.
+    private static func wasIgnoredAtStart(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// The signal's conventional name, e.g. "SIGINT".

@@ -58,6 +58,21 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// Standard output redirected to a file that already holds another program's output (`{ echo
+    /// …; hark record -o -; } > file`): hark's stream follows it, and the summary counts hark's
+    /// bytes alone (it counted the ones before them too).
+    @Test func standardOutputAfterAnotherProgramsOutputCountsOnlyHarks() throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("after-header.raw")
+        let command = "{ printf 'HEADER\\n'; " + harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", "-", "--format", "raw"])
+            + "; } > " + shellQuoted(output)
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("24000 frames, 96000 bytes to stdout"), "\(result.standardError)")
+        try expectSameElements(Data(contentsOf: URL(fileURLWithPath: output)), Data("HEADER\n".utf8) + signal.alsaBytes.prefix(96_000))
+    }
+
     /// stderr carries hark's messages, so `-o /dev/stderr` is a usage error (redirected to a file,
     /// the messages went into the recording); a terminal named as a file (`/dev/tty`) is refused as
     /// stdout on a terminal is, where the audio went to the screen.

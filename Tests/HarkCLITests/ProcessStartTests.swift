@@ -31,7 +31,7 @@ import Testing
             case "flac": try expectSameElements(FLACTools.decode(output, bitsPerSample: 16), signal.samples, closed)
             case "wav":
                 let decoded = try WAVFile.read16Bit(Data(contentsOf: URL(fileURLWithPath: output)))
-                try expectSameElements(decoded.samples.map(Int32.init), signal.samples, closed)
+                expectSameElements(decoded.samples.map(Int32.init), signal.samples, closed)
             default:
                 let info = try OpusTools.info(output)
                 #expect(info.isClean, "\(closed): \(info.text)")

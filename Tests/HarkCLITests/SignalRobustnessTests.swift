@@ -75,6 +75,47 @@ import Testing
         }
     }
 
+    /// A stop signal hark was started with ignored stays ignored: under `nohup` (SIGHUP) or as a
+    /// script's background job (SIGINT and SIGQUIT), a recording goes on when its terminal closes or
+    /// the script's foreground is interrupted, and SIGTERM, not ignored, still stops it. Standard
+    /// signals pending together are taken lowest first, so had the ignored three been queued (as
+    /// they were until 2026-11-29, hark blocking them: `nohup hark record` ended with its
+    /// terminal), SIGHUP would have been the one that stopped it.
+    @Test func stopSignalsIgnoredAtTheStartStayIgnored() throws {
+        let signal = TestSignal(format: Self.format, frames: 8 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        try rig.startPulseAudio()
+        let output = rig.path("nohup.flac")
+        // Started as nohup and a non-interactive shell's `&` start a program: nothing blocked,
+        // SIGHUP, SIGINT and SIGQUIT ignored.
+        let start = """
+            import os, signal, sys
+            signal.pthread_sigmask(signal.SIG_SETMASK, set())
+            for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+                signal.signal(s, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        let recording = try RunningProcess(URL(fileURLWithPath: findOnPath("python3") ?? "/usr/bin/python3"),
+                                           ["-c", start, harkBinary.path, "record", "-v", "-D", "pacedcap", "-o", output],
+                                           environment: rig.environment, scratch: rig.directory)
+        try waitUntilStopSignalsAreBlocked(recording, signal: SIGTERM)
+        // Mid-recording: the file is named with the first audio.
+        let deadline = Date().addingTimeInterval(TestLoad.seconds(15))
+        while !FileManager.default.fileExists(atPath: output) && recording.process.isRunning && Date() < deadline { usleep(10_000) }
+        let status = try String(contentsOfFile: "/proc/\(recording.pid)/status", encoding: .utf8)
+        let ignoredMask = status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        for ignored in [SIGHUP, SIGINT, SIGQUIT] {
+            #expect((ignoredMask ?? 0) & (1 << UInt64(ignored - 1)) != 0, "signal \(ignored) is no longer ignored: \(ignoredMask ?? 0)")
+            recording.send(ignored)
+        }
+        recording.send(SIGTERM)
+        let result = recording.wait(timeout: TestLoad.seconds(30))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("stopped by SIGTERM"), "\(result.standardError)")
+        try expectFinished(output, codec: "flac", result: result, signal: signal, run: "ignored signals")
+    }
+
     private func expectFinished(_ output: String, codec: String, result: ToolResult, signal: TestSignal, run: String) throws {
         // Every frame the capture thread took reached the encoder (hark -v says both).
         let drained = try #require(result.standardError.firstMatch(of: /ring drained: (\d+) frames captured, (\d+) encoded/),
@@ -111,24 +152,24 @@ func summaryFrames(_ standardError: String) -> Int? {
     return Int(words[3])
 }
 
-/// Waits until `recording` has blocked SIGINT, which hark does first thing in `main`, and requires
+/// Waits until `recording` has blocked SIGINT (or `signal`), which hark does first thing in `main`, and requires
 /// that it did so, alive, within `timeout` seconds (a slow start under load or a sanitizer is not
 /// a failure; a hark that never blocks the stop signals, or dies first, is).
 /// Before that, while the dynamic loader and the Swift runtime start, a signal has its default
 /// effect on hark as on any program; the first 50 ms are counted from here.
-func waitUntilStopSignalsAreBlocked(_ recording: RunningProcess, timeout: Double = TestLoad.seconds(10),
+func waitUntilStopSignalsAreBlocked(_ recording: RunningProcess, signal: Int32 = SIGINT, timeout: Double = TestLoad.seconds(10),
                                     sourceLocation: SourceLocation = #_sourceLocation) throws {
     let deadline = Date().addingTimeInterval(timeout)
     var blocked = false
     while !blocked && recording.process.isRunning && Date() < deadline {
         if let status = try? String(contentsOfFile: "/proc/\(recording.pid)/status", encoding: .utf8),
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
-           let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16), mask & (1 << (UInt64(SIGINT) - 1)) != 0 {
+           let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16), mask & (1 << (UInt64(signal) - 1)) != 0 {
             blocked = true
         } else {
             usleep(1_000)
         }
     }
-    try #require(blocked, "hark did not block SIGINT within \(timeout) s", sourceLocation: sourceLocation)
+    try #require(blocked, "hark did not block signal \(signal) within \(timeout) s", sourceLocation: sourceLocation)
     try #require(recording.process.isRunning, "hark exited before it was signalled", sourceLocation: sourceLocation)
 }

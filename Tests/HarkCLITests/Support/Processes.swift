@@ -15,8 +15,10 @@ struct ToolResult {
     }
 }
 
-/// The `hark` binary under test: `HARK_BINARY`, or the one built next to this test bundle.
+/// The `hark` binary under test: `HARK_BINARY`, or the one built next to this test bundle. Found
+/// before any test starts hark, so the stop signals are set back to their defaults first.
 let harkBinary: URL = {
+    restoreIgnoredStopSignals()
     if let path = ProcessInfo.processInfo.environment["HARK_BINARY"] { return URL(fileURLWithPath: path) }
     let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     var directory = testExecutable.deletingLastPathComponent()
@@ -28,6 +30,21 @@ let harkBinary: URL = {
     }
     return URL(fileURLWithPath: ".build/debug/hark")
 }()
+
+/// Sets the stop signals this test process was started with ignored back to their default action.
+/// scripts/test runs the test shards as a script's background jobs, which start with SIGINT and
+/// SIGQUIT ignored; Foundation's `Process` passes an ignored signal on to its children, and hark
+/// keeps a stop signal it was started with ignored (as `nohup` wants), so the tests' Ctrl-C would
+/// not have stopped it. A user's terminal starts hark with the defaults.
+private func restoreIgnoredStopSignals() {
+    for stop in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+        var current = sigaction()
+        if sigaction(stop, nil, &current) == 0,
+           unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+            signal(stop, SIG_DFL)
+        }
+    }
+}
 
 /// A running process whose stdout and stderr go to files (no pipe can fill up and stall it).
 final class RunningProcess {
