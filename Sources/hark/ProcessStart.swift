@@ -29,6 +29,15 @@ enum ProcessStart {
         return flags == -1 || flags & O_ACCMODE == O_RDONLY ? (descriptor == 1 ? "output" : "error") : nil
     }
 
+    /// The descriptor `path` names (`/dev/fd/3`, `/proc/self/fd/3`, …) when it is above the
+    /// standard three and not open. Asked before hark opens anything of its own: its first pipe
+    /// would take that number, and the recording went into hark's own pipe to the desktop switch's
+    /// helper, where it never ended (`-d` and Ctrl-C held up by the full pipe).
+    static func closedDescriptor(named path: String) -> Int32? {
+        guard let descriptor = descriptorNamed(by: path), descriptor > 2 else { return nil }
+        return fcntl(descriptor, F_GETFD) == -1 && errno == EBADF ? descriptor : nil
+    }
+
     /// The descriptor `path` names through `/dev/fd/N` or `/proc/{self,thread-self,PID}/fd/N`,
     /// its symbolic links followed (`/dev/stdout` is one) up to the descriptor's own; nil for any
     /// other file.

@@ -140,6 +140,9 @@ struct RecordCommand: ParsableCommand {
             if let stream = ProcessStart.closedStandardStream(named: path) {
                 throw CommandFailure(message: "cannot create '\(path)': standard \(stream) is closed", exitCode: ExitStatus.cannotCreate)
             }
+            if let descriptor = ProcessStart.closedDescriptor(named: path) {
+                throw CommandFailure(message: "cannot create '\(path)': descriptor \(descriptor) is not open", exitCode: ExitStatus.cannotCreate)
+            }
         }
         return requests
     }

@@ -209,9 +209,11 @@ import Testing
         try rig.startPulseAudio()
         let output = rig.path("stalled.flac")
         // Once the pipe is full (hark's writes block from then on), the reader takes nothing for
-        // 2 s, then everything.
-        let result = try runTool("bash", ["-c", harkCommand(["record", "-D", "pacedcap", "-d", "5", "-o", "-"])
-            + " 2> \(shellQuoted(rig.path("stderr.txt"))) | " + stallingReader(stallSeconds: 2, into: output)],
+        // 2 s, then everything. hark starts once the reader watches the pipe, so its writes are
+        // held up for the 2 s, not also for the reader's own start.
+        let ready = rig.path("reader-ready")
+        let hark = harkCommand(["record", "-D", "pacedcap", "-d", "5", "-o", "-"]) + " 2> \(shellQuoted(rig.path("stderr.txt")))"
+        let result = try runTool("bash", ["-c", afterReaderIsReady(ready, hark) + " | " + stallingReader(stallSeconds: 2, into: output, readyFile: ready)],
                                  environment: rig.environment, timeout: TestLoad.seconds(60))
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("the pipe filled up"), "the stall came while hark was writing: \(result.standardError)")

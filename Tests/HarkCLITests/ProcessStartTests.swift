@@ -52,6 +52,19 @@ import Testing
         }
     }
 
+    /// A descriptor above the standard three named as the output (`-o /dev/fd/3`) and closed by
+    /// the caller (`3>&-`) is refused before hark opens anything: hark's own first pipe took the
+    /// number, and the recording went into it and never ended (neither `-d` nor Ctrl-C stopped it).
+    @Test func aClosedDescriptorNamedAsTheOutputIsRefused() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        for name in ["/dev/fd/3", "/proc/self/fd/3"] {
+            let command = "exec \(harkCommand(["record", "-D", "filecap", "-d", "0.5", "--format", "raw", "-o", name])) 3>&-"
+            let result = try runTool("sh", ["-c", command], environment: rig.environment, timeout: TestLoad.seconds(30))
+            #expect(result.status == 73, "\(name): \(result.standardError)")
+            #expect(result.errorLines == ["hark: cannot create '\(name)': descriptor 3 is not open"], "\(result.standardError)")
+        }
+    }
+
     /// A file name that is not UTF-8 was read with its stray byte as U+FFFD: a recording to
     /// `\xff.flac` overwrote a file named `\u{FFFD}.flac`.
     @Test func anArgumentThatIsNotUTF8IsRefusedAndNoFileTouched() throws {

@@ -181,9 +181,15 @@ func expectOneLineFailure(_ result: ToolResult, exitCode: Int32, mentioning text
 /// A shell command reading its stdin (a pipe from hark) into `output`: it takes nothing until
 /// the pipe is full, so hark's writes block; then it takes nothing for `stallSeconds` more, then
 /// everything. It says "the pipe filled up" on stderr (or that it gave up waiting, after 60 s).
-func stallingReader(stallSeconds: Double, into output: String) -> String {
+/// With `readyFile`, it makes that file once it watches the pipe: a writer started after it
+/// (`afterReaderIsReady`) is not held up longer than asked, as one was when python took a second
+/// or more to start on a loaded machine while the pipe was already full (the stall hark saw was
+/// then that much longer, and the default ring's 2.7 s was passed).
+func stallingReader(stallSeconds: Double, into output: String, readyFile: String? = nil) -> String {
     let script = """
         import fcntl, shutil, struct, sys, termios, time
+        if sys.argv[3]:
+            open(sys.argv[3], "w").close()
         capacity = fcntl.fcntl(0, 1032)  # F_GETPIPE_SZ
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -204,5 +210,10 @@ func stallingReader(stallSeconds: Double, into output: String) -> String {
             output.write(first)
             shutil.copyfileobj(sys.stdin.buffer, output)
         """
-    return ["python3", "-c", script, String(stallSeconds), output].map(shellQuoted).joined(separator: " ")
+    return ["python3", "-c", script, String(stallSeconds), output, readyFile ?? ""].map(shellQuoted).joined(separator: " ")
+}
+
+/// `command` as a shell command that starts once `readyFile` exists (`stallingReader`'s).
+func afterReaderIsReady(_ readyFile: String, _ command: String) -> String {
+    "{ while [ ! -e \(shellQuoted(readyFile)) ]; do sleep 0.01; done; \(command); }"
 }
