@@ -32,6 +32,9 @@ public final class FLACEncoder: AudioEncoder {
     private let encoder: UnsafeMutablePointer<FLAC__StreamEncoder>
     /// Read by libFLAC's callbacks below (this file), which receive the encoder as client data.
     fileprivate let sink: OutputSink
+    /// Where the stream's "fLaC" starts in the output: standard output redirected to a file may
+    /// hold another program's output before it.
+    private let streamStart: Int
     public var bytesWritten: Int { sink.bytesWritten }
     /// The seek table being filled in, for a seekable sink; nil for a pipe.
     fileprivate let seekTable: FLACSeekTable?
@@ -74,6 +77,7 @@ public final class FLACEncoder: AudioEncoder {
         guard let encoder = FLAC__stream_encoder_new() else { throw .libraryFailed("out of memory") }
         self.encoder = encoder
         self.sink = sink
+        streamStart = sink.currentOffset
         self.sampleFormat = format.sampleFormat
         self.channels = format.channels
         self.bytesPerFrame = format.bytesPerFrame
@@ -181,16 +185,16 @@ public final class FLACEncoder: AudioEncoder {
     /// table with the points recorded so far: the file then decodes, tests and seeks clean up to the
     /// failure.
     public func salvageAfterWriteFailure() {
-        // STREAMINFO's body starts at byte 8 ("fLaC" and a 4-byte block header); it is whole once
-        // 42 bytes are out. Total samples: 36 bits from the low nibble of byte 21 to byte 25;
-        // the MD5 follows in bytes 26–41.
-        guard sink.truncateToLastCompleteWrite(), sink.currentOffset >= 42,
-              let byte21 = sink.read(at: 21, count: 1)?.first else { return }
+        // STREAMINFO's body starts at byte 8 of the stream ("fLaC" and a 4-byte block header); it
+        // is whole once 42 bytes are out. Total samples: 36 bits from the low nibble of byte 21 to
+        // byte 25; the MD5 follows in bytes 26–41.
+        guard sink.truncateToLastCompleteWrite(), sink.currentOffset >= streamStart + 42,
+              let byte21 = sink.read(at: streamStart + 21, count: 1)?.first else { return }
         let total = UInt64(sink.framesInCompleteWrites)
         var patch = [byte21 & 0xF0 | UInt8((total >> 32) & 0x0F)]
         patch += [UInt8(total >> 24 & 0xFF), UInt8(total >> 16 & 0xFF), UInt8(total >> 8 & 0xFF), UInt8(total & 0xFF)]
         patch += [UInt8](repeating: 0, count: 16)
-        _ = sink.overwrite(patch, at: 21)
+        _ = sink.overwrite(patch, at: streamStart + 21)
         // On disk the table still holds init's placeholders: libFLAC rewrites it only in a finish()
         // that succeeds. Every recorded point names a frame whose write completed, and the file now
         // ends after the last such write, so none points past the end.

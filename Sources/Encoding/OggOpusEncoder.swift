@@ -6,8 +6,7 @@ import COpusEnc
 /// libopusenc writes OpusHead (with the pre-skip from the encoder's lookahead and the input rate),
 /// OpusTags, and pages whose granule positions count 48 kHz samples; `finish()` drains it, which
 /// writes the last page with end trimming and the EOS flag, so decoders return exactly the samples
-/// captured. Rates other than 8/12/16/24/48 kHz are resampled to 48 kHz by libopusenc's (speex)
-/// resampler.
+/// captured. Rates other than 48 kHz are resampled to 48 kHz by libopusenc's (speex) resampler.
 ///
 /// S16 input goes to libopusenc as it lies in the ring; other formats are converted into a
 /// preallocated float buffer. Neither path allocates per call on hark's side.

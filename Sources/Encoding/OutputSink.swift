@@ -87,9 +87,13 @@ public final class OutputSink {
     /// half a second or more that found the limit was cut back whole, and a raw file on a nearly
     /// full disk could be left empty). Returns the frames kept, or nil when the file cannot be cut.
     /// The corresponding C function is `ftruncate`.
-    public func truncateToWholeFramesOfFailedWrite(bytesPerFrame: Int) -> Int? {
+    /// `evenAfter`: bytes of the same chunk before the failed write, when the chunk's size must
+    /// stay even (RIFF pads an odd one with a byte the full disk has no room for): a frame of odd
+    /// size fewer is kept then.
+    public func truncateToWholeFramesOfFailedWrite(bytesPerFrame: Int, evenAfter: Int? = nil) -> Int? {
         guard isSeekable, bytesPerFrame > 0 else { return nil }
-        let keptFrames = bytesOfFailedWrite / bytesPerFrame
+        var keptFrames = bytesOfFailedWrite / bytesPerFrame
+        if let evenAfter, keptFrames > 0, (evenAfter + keptFrames * bytesPerFrame) % 2 == 1 { keptFrames -= 1 }
         let end = position + keptFrames * bytesPerFrame
         while ftruncate(fileDescriptor, off_t(end)) != 0 {
             if errno != EINTR { return nil }

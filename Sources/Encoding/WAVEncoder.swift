@@ -136,7 +136,7 @@ public final class WAVEncoder: AudioEncoder {
         // write that failed, the whole frames that reached the file are kept. So after the cut the
         // file ends on a frame and the header can say exactly how many.
         if failedWriteCarriedFrames {
-            guard let kept = sink.truncateToWholeFramesOfFailedWrite(bytesPerFrame: header.blockAlign) else { return }
+            guard let kept = sink.truncateToWholeFramesOfFailedWrite(bytesPerFrame: header.blockAlign, evenAfter: dataBytes) else { return }
             dataBytes += kept * header.blockAlign
         } else {
             guard sink.truncateToLastCompleteWrite() else { return }

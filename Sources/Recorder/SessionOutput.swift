@@ -153,8 +153,9 @@ final class SessionOutput {
             // before the file replaces anything: a disk too full for it fails the output now, as
             // a header that cannot be written does, and an existing file of that name stays.
             let bytesPerFrame = EncoderLoop.bytesPerFrameBound(bytesPerFrame: format.bytesPerFrame, encoder: encoder)
+            // (`--max-size` counts the header too.)
             let firstSecond = min(Int((Double(format.sampleRate) * bytesPerFrame).rounded(.up)), 1 << 20,
-                                  configuration.maxBytes ?? .max)
+                                  configuration.maxBytes.map { max(0, $0 - encoder.bytesWritten) } ?? .max)
             let error = target.setAsideRoom(bytes: firstSecond, after: encoder.bytesWritten)
             if error != 0 { throw .writeFailed(errno: error) }
         }

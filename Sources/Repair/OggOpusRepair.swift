@@ -20,6 +20,9 @@ enum OggOpusRepair {
         let audio = Array(stream.packets.dropFirst(stream.firstAudioPacket))
         var problems: [String] = []
         if stream.tagsLost { problems.append("its OpusTags header is damaged: a new, empty one in its place (the tags are lost)") }
+        // A tagger's ID3v1 tag (the last 128 bytes, "TAG" first, in no page) is kept at the end, as
+        // a FLAC or WAV file's is; only what lies before it in the tail is cut.
+        let id3v1 = stream.tail.flatMap { $0.count >= 128 && bytes.matches("TAG", at: bytes.count - 128) ? (bytes.count - 128)..<bytes.count : nil }
         guard !audio.isEmpty else {
             // Killed before its first audio page: ended as hark ends a recording stopped before
             // any audio, with one silent packet that the pre-skip hides (0 samples decoded).
@@ -28,7 +31,7 @@ enum OggOpusRepair {
             let end = OggPage.silentEndOfStream(serialNumber: last.serial, sequence: last.sequence &+ 1, preSkip: stream.preSkip,
                                                 streams: stream.elementaryStreams, coupledStreams: stream.coupledElementaryStreams)
             return RepairAnalysis(container: .oggOpus, problems: ["no audio page (stopped before any audio): ended as an empty stream"],
-                                  seconds: 0, verdict: .repairable(RepairPlan(segments: [.original(0..<stream.headerEnd), .bytes(end)])))
+                                  seconds: 0, verdict: .repairable(RepairPlan(segments: [.original(0..<stream.headerEnd), .bytes(end)] + (id3v1.map { [.original($0)] } ?? []))))
         }
         let lastPageIndex = audio.last!.pageIndex
         let lastPage = stream.pages[lastPageIndex]
@@ -67,9 +70,6 @@ enum OggOpusRepair {
         let pagesAfterLastPacket = stream.pages.count - 1 - lastPageIndex
         if stream.endsInsidePacket || lastPage.lacing.last == 255 { problems.append("a packet cut short at the end, dropped") }
         if pagesAfterLastPacket > 0 && !stream.endsInsidePacket { problems.append("\(pagesAfterLastPacket) page\(pagesAfterLastPacket == 1 ? "" : "s") with no whole packet at the end, dropped") }
-        // A tagger's ID3v1 tag (the last 128 bytes, "TAG" first, in no page) is kept at the end, as
-        // a FLAC or WAV file's is; only what lies before it in the tail is cut.
-        let id3v1 = stream.tail.flatMap { $0.count >= 128 && bytes.matches("TAG", at: bytes.count - 128) ? (bytes.count - 128)..<bytes.count : nil }
         let stray = stream.tail.flatMap { tail in id3v1 == nil ? tail : tail.count > 128 ? tail.lowerBound..<(tail.upperBound - 128) : nil }
         if let tail = stray {
             let isZeros = bytes[tail].allSatisfy { $0 == 0 }

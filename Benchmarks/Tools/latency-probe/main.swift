@@ -5,7 +5,7 @@
 // Runs COMMAND with its stdout on a pipe, reads it, and prints two times in milliseconds since
 // the command was started: the first byte (the stream header), and the first byte of encoded
 // audio (FLAC: past the last metadata block; Ogg: the first page with a granule position above 0).
-// Then it stops the command with SIGINT and waits for it.
+// Then it stops the command with SIGTERM (a script's background job ignores SIGINT) and waits for it.
 import Realtime
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +67,7 @@ while firstAudio == nil {
     stream += buffer.prefix(count)
     if let offset = audioOffset(stream), stream.count > offset { firstAudio = now }
 }
-kill(child, SIGINT)
+kill(child, SIGTERM)
 // Keep draining so the command can finish its stream.
 while read(pipeEnds[0], &buffer, buffer.count) > 0 {}
 var status: Int32 = 0

@@ -35,7 +35,8 @@ let harkBinary: URL = {
 /// scripts/test runs the test shards as a script's background jobs, which start with SIGINT and
 /// SIGQUIT ignored; Foundation's `Process` passes an ignored signal on to its children, and hark
 /// keeps a stop signal it was started with ignored (as `nohup` wants), so the tests' Ctrl-C would
-/// not have stopped it. A user's terminal starts hark with the defaults.
+/// not have stopped it. A user's terminal starts hark with the defaults. (SIGHUP too, which the
+/// tests send: under `nohup scripts/test` the test process then ends with its terminal.)
 private func restoreIgnoredStopSignals() {
     for stop in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
         var current = sigaction()
