@@ -111,11 +111,21 @@ public final class OutputSink {
     }
 
     /// Reads `count` bytes at `offset` of a seekable file, without moving the write position.
-    /// The corresponding C function is `pread`.
+    /// A descriptor open for writing only (standard output redirected to a file by the shell's
+    /// `>`) is read through the file it is open on, opened again read-only: a salvage reads back
+    /// what it patches (FLAC's STREAMINFO byte, Ogg Opus's last page), and found nothing there, so
+    /// such a file kept a zero length or lacked its end-of-stream flag. Not for the hot path.
+    /// The corresponding C functions are `pread` and `open`.
     public func read(at offset: Int, count: Int) -> [UInt8]? {
         guard isSeekable else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
-        let result = bytes.withUnsafeMutableBytes { pread(fileDescriptor, $0.baseAddress!, count, off_t(offset)) }
+        var result = bytes.withUnsafeMutableBytes { pread(fileDescriptor, $0.baseAddress!, count, off_t(offset)) }
+        if result < 0 && errno == EBADF {
+            let readable = open("/proc/self/fd/\(fileDescriptor)", O_RDONLY | O_CLOEXEC)
+            guard readable >= 0 else { return nil }
+            defer { close(readable) }
+            result = bytes.withUnsafeMutableBytes { pread(readable, $0.baseAddress!, count, off_t(offset)) }
+        }
         return result == count ? bytes : nil
     }
 

@@ -60,9 +60,12 @@ import Testing
 
     /// Standard output redirected to a file that already holds another program's output (`{ echo
     /// …; hark record -o -; } > file`): hark's stream follows it, and the summary counts hark's
-    /// bytes alone (it counted the ones before them too).
+    /// bytes alone (it counted the ones before them too). Salvaged after a size limit, a FLAC
+    /// stream there gets its STREAMINFO's length where the stream starts, and an Ogg Opus one its
+    /// end-of-stream flag: the shell's `>` opens the file write-only, and the salvage could not read
+    /// back what it patches (a FLAC kept length 0; its patch would have gone 7 bytes early).
     @Test func standardOutputAfterAnotherProgramsOutputCountsOnlyHarks() throws {
-        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let signal = TestSignal(format: Self.format, frames: 5 * 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let output = rig.path("after-header.raw")
         let command = "{ printf 'HEADER\\n'; " + harkCommand(["record", "-D", "filecap", "-d", "0.5", "-o", "-", "--format", "raw"])
@@ -71,6 +74,28 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("24000 frames, 96000 bytes to stdout"), "\(result.standardError)")
         try expectSameElements(Data(contentsOf: URL(fileURLWithPath: output)), Data("HEADER\n".utf8) + signal.alsaBytes.prefix(96_000))
+
+        for codec in ["flac", "opus"] {
+            let limited = rig.path("after-header-\(codec).with-header")
+            let command = "{ printf 'HEADER\\n'; exec prlimit --fsize=300000 -- "
+                + harkCommand(["record", "-D", "filecap", "-d", "5", "-o", "-", "--format", codec] + (codec == "opus" ? ["--bitrate", "512"] : []))
+                + "; } > " + shellQuoted(limited)
+            let salvaged = try runTool("sh", ["-c", command], environment: rig.environment)
+            #expect(salvaged.status == 74, "\(salvaged.standardError)")
+            let stream = rig.path("after-header.\(codec)")
+            try Data(contentsOf: URL(fileURLWithPath: limited)).dropFirst(7).write(to: URL(fileURLWithPath: stream))
+            let frames = try #require(summaryFrames(salvaged.standardError), "\(salvaged.standardError)")
+            if codec == "flac" {
+                #expect(try FLACTools.test(stream).status == 0, "\(salvaged.standardError)")
+                #expect(try FLACTools.totalSamples(stream) == frames, "\(salvaged.standardError)")
+                try expectSameElements(FLACTools.decode(stream, bitsPerSample: 16)[...], signal.prefix(frames: frames))
+            } else {
+                let info = try OpusTools.info(stream)
+                #expect(info.isClean, "\(info.text)")
+                let decoded = try OpusTools.decode(stream)
+                #expect(frames > 0 && decoded.samples.count / decoded.channels == frames, "\(salvaged.standardError)")
+            }
+        }
     }
 
     /// stderr carries hark's messages, so `-o /dev/stderr` is a usage error (redirected to a file,
