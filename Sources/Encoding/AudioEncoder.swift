@@ -20,10 +20,16 @@ public protocol AudioEncoder: AnyObject {
     /// The most output one input frame can ever cost, when the codec bounds it below its raw size
     /// (`--max-size` uses it to come close to a limit without passing it); nil when it does not.
     var maximumBytesPerFrame: Double? { get }
-    /// The most `finish` can still write, when the codec knows it exactly (WAV: a pad byte; raw:
-    /// nothing); nil for codecs that buffer audio and flush it at the end (`--max-size` then keeps
-    /// a reserve for that flush).
+    /// The most `finish` can still write beyond the frames it has not written yet
+    /// (`framesAwaitingOutput`), when the codec knows it (WAV: a pad byte; raw: nothing; Ogg Opus:
+    /// the packets that pad its end); nil for codecs that buffer audio and flush it at the end
+    /// without saying how much (`--max-size` then keeps a reserve for that flush).
     var maximumFinishBytes: Int? { get }
+    /// Frames given to `encode` that are not in the output yet, where the codec tracks them
+    /// (libopusenc holds its packets until a page is due: up to `--max-delay`); 0 where the reserve
+    /// of a nil `maximumFinishBytes` covers what the codec holds (libFLAC, a block). Encoder thread
+    /// only; real-time safe.
+    var framesAwaitingOutput: Int { get }
     /// Bytes a header may add before the next frames are written: a file that starts with them
     /// (a split, a sound-activated recording's next file) begins with its header. 0 for one stream.
     var headerBytesAhead: Int { get }
@@ -37,6 +43,7 @@ extension AudioEncoder {
     public var framesHeld: Int? { nil }
     public var maximumBytesPerFrame: Double? { nil }
     public var maximumFinishBytes: Int? { nil }
+    public var framesAwaitingOutput: Int { 0 }
     public var headerBytesAhead: Int { 0 }
     public var framesBeforeSecondFileStart: Int? { nil }
 }

@@ -13,10 +13,19 @@ import COpusEnc
 public final class OggOpusEncoder: AudioEncoder {
     private let encoder: OpaquePointer
     private let sink: OutputSink
+    /// libopusenc's write callback's context (held here: the callback does not retain it).
+    private let pages: OggPageWriter
+    /// OpusHead's pre-skip: where the granule positions' count of audio starts.
+    private var preSkip = 0
     public var bytesWritten: Int { sink.bytesWritten }
-    /// An Opus packet is at most 1275 bytes (RFC 6716); in Ogg, with its lacing values and, at
-    /// worst, a page header of its own, at most 1308 bytes per packet of `frameMilliseconds`.
+    /// The most one input frame can cost in the file: a packet's bound (`packetBytesBound`) over
+    /// the input frames one packet of `frameMilliseconds` carries.
     public let maximumBytesPerFrame: Double?
+    /// What `finish` can write beyond the frames awaiting output (`framesAwaitingOutput`): the
+    /// packet being filled, padded out, and the encoder's lookahead (6.5 ms) and resampler's delay
+    /// (under 2 ms), which the end pads out too, at the packet's bound; one packet more for the
+    /// rounding of granule positions to input frames.
+    public let maximumFinishBytes: Int?
     private let sampleFormat: SampleFormat
     private let channels: Int
     /// RFC 7845's channel mapping family: 0 for one or two channels, 1 for 3–8.
@@ -74,19 +83,24 @@ public final class OggOpusEncoder: AudioEncoder {
 
         var callbacks = OpusEncCallbacks(write: opusWriteCallback, close: opusCloseCallback)
         var error: Int32 = 0
-        let context = Unmanaged.passUnretained(sink).toOpaque()
+        let pages = OggPageWriter(sink: sink)
+        let context = Unmanaged.passUnretained(pages).toOpaque()
         guard let created = ope_encoder_create_callbacks(
             &callbacks, context, comments, Int32(format.sampleRate), Int32(format.channels), family, &error) else {
             throw .libraryFailed("cannot start the Opus encoder: \(String(cString: ope_strerror(error)))")
         }
         encoder = created
         self.sink = sink
+        self.pages = pages
         streamStart = sink.currentOffset
         sampleFormat = format.sampleFormat
         channels = format.channels
         mappingFamily = Int(family)
         sampleRate = format.sampleRate
-        maximumBytesPerFrame = 1308 / (settings.frameMilliseconds * Double(format.sampleRate) / 1000)
+        let packetBytes = Double(Self.packetBytesBound(streams: OpusSettings.streamCounts(channels: format.channels).streams,
+                                                       frameMilliseconds: settings.frameMilliseconds))
+        maximumBytesPerFrame = packetBytes / (settings.frameMilliseconds * Double(format.sampleRate) / 1000)
+        maximumFinishBytes = Int(packetBytes) * 3
         bytesPerFrame = format.bytesPerFrame
         self.conversionFrames = conversionFrames
         conversion = .allocate(capacity: conversionFrames * format.channels)
@@ -96,11 +110,37 @@ public final class OggOpusEncoder: AudioEncoder {
         _ = hark_ope_set_int(encoder, OPE_SET_SERIALNO_REQUEST, Int32(bitPattern: serialNumber))
         guard ope_encoder_flush_header(encoder) == OPE_OK else { throw currentError(OPE_WRITE_FAIL) }
         if let failure = sink.failure { throw .writeFailed(errno: failure) }
+        // libopusenc writes the encoder's lookahead as OpusHead's pre-skip (once the header is out,
+        // it no longer changes).
+        var lookahead: Int32 = 0
+        _ = hark_ope_get_int(encoder, OPUS_GET_LOOKAHEAD_REQUEST, &lookahead)
+        preSkip = Int(lookahead)
+    }
+
+    /// The frames given that no page written holds yet: up to `--max-delay` and the packet being
+    /// filled. From the last page's granule position (48 kHz samples after the pre-skip) at the
+    /// input's rate, rounded down; a frame more or less is covered by `maximumFinishBytes`.
+    public var framesAwaitingOutput: Int {
+        let written48k = max(0, Int(pages.lastGranulePosition) - preSkip)
+        return max(0, framesWritten - written48k * sampleRate / 48_000)
     }
 
     deinit {
         ope_encoder_destroy(encoder)
         conversion.deallocate()
+    }
+
+    /// The most bytes one packet of `frameMilliseconds` can take in Ogg. Each Opus frame is at most
+    /// 1275 bytes (RFC 6716 §3.2.1); a 40 or 60 ms packet carries two or three 20 ms frames (code
+    /// 3), each with a length of up to 2 bytes, and a TOC and a frame count; in a multistream packet
+    /// (RFC 7845 family 1: up to 5 streams for 7.1) every stream carries its own, all but the last
+    /// self-delimited (up to 2 more bytes). 8 bytes a stream cover those and a padding length.
+    /// In Ogg, lacing values (one per 255 bytes, and one more) and, at worst, a page header of its
+    /// own (27 bytes). Bitrate does not bound it: VBR may spend up to the cap on a transient.
+    static func packetBytesBound(streams: Int, frameMilliseconds: Double) -> Int {
+        let framesPerPacket = max(1, Int((frameMilliseconds / 20).rounded(.up)))
+        let packet = streams * (framesPerPacket * (1275 + 2) + 8)
+        return packet + packet / 255 + 1 + 27
     }
 
     /// "libopus 1.3.1, libopusenc 0.2.1".
@@ -245,9 +285,31 @@ public final class OggOpusEncoder: AudioEncoder {
 
 // libopusenc's callbacks: C function pointers that capture nothing; the sink arrives as user data.
 
+/// Passes libopusenc's pages to the sink, noting the granule position of the last one that ends a
+/// packet: how much audio the output holds (`OggOpusEncoder.framesAwaitingOutput`). Encoder
+/// thread only.
+private final class OggPageWriter {
+    let sink: OutputSink
+    /// The last granule position written, 0 before any audio page.
+    var lastGranulePosition: Int64 = 0
+
+    init(sink: OutputSink) { self.sink = sink }
+
+    /// libopusenc hands each page whole, header and body in one buffer (`oggp_get_next_page`).
+    func write(_ page: UnsafeRawBufferPointer) -> Bool {
+        guard sink.write(page) else { return false }
+        // A page on which no packet ends says -1: it moves nothing on.
+        if page.count >= 27, page.loadUnaligned(as: UInt32.self) == 0x5367_674F {  // "OggS"
+            let granule = Int64(littleEndian: page.loadUnaligned(fromByteOffset: 6, as: Int64.self))
+            if granule >= 0 { lastGranulePosition = granule }
+        }
+        return true
+    }
+}
+
 private func opusWriteCallback(_ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int32) -> Int32 {
-    let sink = Unmanaged<OutputSink>.fromOpaque(context!).takeUnretainedValue()
-    return sink.write(UnsafeRawBufferPointer(start: bytes, count: Int(length))) ? 0 : 1
+    let pages = Unmanaged<OggPageWriter>.fromOpaque(context!).takeUnretainedValue()
+    return pages.write(UnsafeRawBufferPointer(start: bytes, count: Int(length))) ? 0 : 1
 }
 
 /// The sink's descriptor belongs to the session, which closes it after syncing; nothing to do here.

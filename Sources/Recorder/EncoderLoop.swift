@@ -44,8 +44,8 @@ final class EncoderLoop: @unchecked Sendable {
     /// verbatim frames and their headers, stays under that), or the codec's own tighter bound.
     private let bytesPerFrameBound: Double
     /// Headroom for the codec's final flush, which writes what it still buffers (libFLAC: under one
-    /// 4096-frame block; libopusenc: under `--max-delay`): 8192 frames at the bound cover both. A
-    /// codec that buffers nothing (WAV, raw) says exactly what its finish adds.
+    /// 4096-frame block, which 8192 frames at the bound cover). A codec that knows says what its
+    /// finish adds beyond the frames it has yet to write: WAV and raw exactly, Ogg Opus a bound.
     private let flushReserveBytes: Int
     /// Under the size limit, fewer frames than this (one period) are not worth a step: the limit is
     /// then reached. Without it, the last steps would shrink towards single frames.
@@ -249,7 +249,8 @@ final class EncoderLoop: @unchecked Sendable {
     /// in reserve covers one; see `framesBeforeSecondFileStart`): the caller takes another step.
     ///
     /// The output may not pass the limit, and what frames will add is only known afterwards, so it
-    /// is bounded by `bytesPerFrameBound` per frame, plus the final flush's reserve. Once fewer than one
+    /// is bounded by `bytesPerFrameBound` per frame (those given earlier and not yet written too),
+    /// plus the final flush's reserve. Once fewer than one
     /// period's frames fit, this step takes those that do and the output ends (the last output to
     /// end stops the capture): the file ends under the limit, never over it. Ending there rather
     /// than going on in smaller and smaller steps: what a step writes is usually well under the
@@ -258,7 +259,8 @@ final class EncoderLoop: @unchecked Sendable {
         guard let maxBytes else { return available }
         if sizeLimitReached.load(ordering: .relaxed) { return 0 }
         let available = min(available, encoder.framesBeforeSecondFileStart ?? .max)
-        let room = maxBytes - encoder.bytesWritten - encoder.headerBytesAhead - flushReserveBytes
+        let awaiting = Int((Double(encoder.framesAwaitingOutput) * bytesPerFrameBound).rounded(.up))
+        let room = maxBytes - encoder.bytesWritten - encoder.headerBytesAhead - flushReserveBytes - awaiting
         let fitting = Int(Double(max(0, room)) / bytesPerFrameBound)
         if fitting >= min(available, minimumStepFrames) { return min(available, fitting) }
         sizeLimitReached.store(true, ordering: .relaxed)

@@ -63,6 +63,7 @@ final class MeasuredEncoder: AudioEncoder {
     var framesHeld: Int? { codec.framesHeld }
     var maximumBytesPerFrame: Double? { codec.maximumBytesPerFrame }
     var maximumFinishBytes: Int? { codec.maximumFinishBytes }
+    var framesAwaitingOutput: Int { codec.framesAwaitingOutput }
     var headerBytesAhead: Int { codec.headerBytesAhead }
     var framesBeforeSecondFileStart: Int? { codec.framesBeforeSecondFileStart }
 }

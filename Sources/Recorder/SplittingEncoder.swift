@@ -217,6 +217,8 @@ final class SplittingEncoder: AudioEncoder, @unchecked Sendable {
     /// (raw PCM plus 8192 frames held back), which took WAV's 64k to 32k and refused Opus's.
     var maximumBytesPerFrame: Double? { codecBytesPerFrame }
     var maximumFinishBytes: Int? { codecFinishBytes }
+    /// The open file's (a finished file has written all it held).
+    var framesAwaitingOutput: Int { encoder?.framesAwaitingOutput ?? 0 }
     /// A file may start before any next frames: none is open yet (armed, between segments), or a
     /// split (--max-file-time, or SIGUSR1 from any thread at any moment) falls within them. So one
     /// header is always kept in reserve under `--max-size`: without it an armed WAV passed its

@@ -205,6 +205,29 @@ import Testing
         }
     }
 
+    /// Opus at its largest packets stays under `--max-size` too: 512 kb/s in 20 ms packets (one
+    /// 1275-byte frame each, as hard CBR fills them), in 60 ms ones (three frames: the bound of
+    /// one frame a packet let 102 kB into a 64k file), 5.1 (four streams a packet), and a muxing
+    /// delay of a second (libopusenc writes its audio only then; 8192 frames were kept free for
+    /// it, 200 ms by default passed the limit by a packet).
+    /// (A second's delay, or four streams, need more than 64k: their reserve alone is near it.)
+    @Test(arguments: [(["--hard-cbr"], 64), (["--frame-size", "60"], 64), (["-c", "6", "--channel-map", "FL,FR,FC,LFE,RL,RR"], 160),
+                      (["--max-delay", "1000"], 160)])
+    func opusAtItsLargestPacketsStaysUnderTheSize(options: [String], kibibytes: Int) throws {
+        let channels = options.contains("-c") ? 6 : 2
+        let signal = TestSignal(format: PCMFormat(sampleFormat: .s16LE, channels: channels, sampleRate: 48_000), frames: 20 * 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("large.opus")
+        let limit = kibibytes * 1024
+        let result = try runHark(["record", "-D", "filecap", "-c", "\(channels)", "-d", "20", "--bitrate", "512",
+                                  "--max-size", "\(kibibytes)k", "-o", output] + options, rig: rig)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("; size limit reached"), "\(result.standardError)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int)
+        #expect(size <= limit && size > limit / 3, "\(size) bytes for a \(limit)-byte limit")
+        #expect(try OpusTools.info(output).isClean)
+    }
+
     /// A --max-size under what the output needs for its header, one period and what its encoder may
     /// hold back (eight channels of S32 FLAC: hundreds of kB) is refused with the size that does,
     /// nothing left behind; at that size, at least a period records and the file is under it.
