@@ -52,7 +52,7 @@ struct ClockStamp {
 
     /// The edit that writes these values over the room `path`'s header kept for them (see
     /// `HeaderPatch`): the tags for FLAC and Opus, the `bext` chunk for WAV.
-    func edit(for codec: CodecSettings) -> (inout [UInt8]) -> Bool {
+    func edit(for codec: CodecSettings) -> (inout HeaderRoom) -> Bool {
         switch codec {
         case .flac, .opus: { writeTags(into: &$0) }
         case .wav: { writeBroadcastExtension(into: &$0) }
@@ -69,26 +69,26 @@ struct ClockStamp {
 
     /// Writes over the time's and the drift's placeholders, and the sample number's where the
     /// file has a placeholder rather than the number (`AutomaticTags` writes it as the file
-    /// starts); false when any is missing.
-    private func writeTags(into header: inout [UInt8]) -> Bool {
-        guard let timeText = time.iso8601Microseconds, timeText.utf8.count == Self.timePlaceholder.utf8.count else { return false }
-        let sample = Self.sampleKey + "=" + Self.sampleText(fileStartFrame)
-        return HeaderPatch.replace(Self.timeKey + "=" + Self.timePlaceholder, with: Self.timeKey + "=" + timeText, in: &header)
-            && (HeaderPatch.replace(Self.sampleKey + "=" + Self.samplePlaceholder, with: sample, in: &header)
-                || HeaderPatch.replace(sample, with: sample, in: &header))
-            && HeaderPatch.replace(Self.driftKey + "=" + Self.driftPlaceholder, with: Self.driftKey + "=" + driftValue, in: &header)
+    /// starts), each where hark reserved it; false when none was written.
+    private func writeTags(into room: inout HeaderRoom) -> Bool {
+        guard let timeText = time.iso8601Microseconds else { return false }
+        let time = room.overwriteComment(key: Self.timeKey, placeholder: Self.timePlaceholder, with: timeText)
+        let sample = room.overwriteComment(key: Self.sampleKey, placeholder: Self.samplePlaceholder, with: Self.sampleText(fileStartFrame))
+        let drift = room.overwriteComment(key: Self.driftKey, placeholder: Self.driftPlaceholder, with: driftValue)
+        return time || sample || drift
     }
 
     /// Fills the `bext` chunk's time fields and description; false when the file has none.
-    private func writeBroadcastExtension(into header: inout [UInt8]) -> Bool {
-        guard let body = HeaderPatch.wavChunkBody("bext", minimumSize: WAVHeader.broadcastExtensionSize, in: header),
+    private func writeBroadcastExtension(into room: inout HeaderRoom) -> Bool {
+        guard room.commentListStart == nil, room.bytes.count >= WAVHeader.broadcastExtensionSize,
               let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
+        let body = 0
         let description = "first sample \(utc); device clock \(clock.driftText ?? "drift unmeasured")"
-        put(description, at: body, width: 256, in: &header)
-        put(String(local.prefix(10)), at: body + 320, width: 10, in: &header)             // yyyy-mm-dd
-        put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &header)  // hh:mm:ss
+        put(description, at: body, width: 256, in: &room.bytes)
+        put(String(local.prefix(10)), at: body + 320, width: 10, in: &room.bytes)             // yyyy-mm-dd
+        put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &room.bytes)  // hh:mm:ss
         let reference = UInt64(max(0, (secondsSinceLocalMidnight(local: local) * Double(sampleRate)).rounded()))
-        for index in 0..<8 { header[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
+        for index in 0..<8 { room.bytes[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
         return true
     }
 

@@ -3,89 +3,65 @@ import Encoding
 import Glibc
 #endif
 
-/// Writes values a finished file's header kept room for (`ClockStamp`, `LoudnessStamp`): reads the
-/// first `searchBytes` of the file, lets each edit change them in place (never their length), and
-/// writes back the bytes that changed, once, then syncs the file. In Ogg, every whole page's CRC
-/// is computed again, as the OpusTags page has changed.
+/// Writes values a finished file's header kept room for (`ClockStamp`, `LoudnessStamp`): reads
+/// the room (`HeaderRoom`: FLAC's tags, Ogg Opus's OpusTags packet, WAV's `bext`), lets each edit
+/// change it in place (never its length), writes back the bytes that changed, recomputes the CRC
+/// of each Ogg page they lie in, then syncs the file.
 ///
 /// Not real-time code: the session thread runs it after the encoders have finished.
 struct HeaderPatch {
-    /// How far into a file the room can be: FLAC's STREAMINFO and tags come before its seek table,
-    /// Ogg's OpusTags page right after OpusHead's, WAV's `bext` right after `fmt `.
-    static let searchBytes = 256 * 1024
-
     /// Applies `edits` to the header of the file open (read-write) on `descriptor`, as
     /// `FinishedFile.reopen` gives it; each edit returns whether it changed something. Writes
-    /// only when one did.
-    static func apply(to descriptor: Int32, codec: CodecSettings, edits: [(inout [UInt8]) -> Bool]) {
-        // Raw PCM has no header: nothing to read 256 KiB of audio for.
-        if case .raw = codec { return }
-        var header = [UInt8](repeating: 0, count: searchBytes)
-        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
-        guard count > 0 else { return }
-        header.removeSubrange(count...)
-        let original = header
+    /// only when one did. False when the file has no room where hark puts it (raw PCM; a file
+    /// changed under hark), or writing failed.
+    @discardableResult
+    static func apply(to descriptor: Int32, codec: CodecSettings, edits: [(inout HeaderRoom) -> Bool]) -> Bool {
+        guard var room = HeaderRoom.read(from: descriptor, codec: codec) else { return false }
+        let original = room.bytes
         var changed = false
-        for edit in edits where edit(&header) { changed = true }
-        if case .opus = codec, changed { changed = resealOggPages(&header) }
-        guard changed, let span = changedSpan(from: original, to: header) else { return }
-        // Only the changed bytes go back (a few hundred in WAV's `bext` or FLAC's tags): the rest
-        // of the 256 KiB is mostly audio, already synced, that a whole write would dirty and the
-        // fsync below write to storage a second time.
-        let written = header[span].withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, off_t(span.lowerBound)) }
-        if written == span.count { _ = fsync(descriptor) }
+        for edit in edits where edit(&room) { changed = true }
+        guard changed else { return true }
+        var wrote = false, start = 0
+        for (index, run) in room.runs.enumerated() {
+            defer { start += run.count }
+            // Only the changed bytes go back (a few dozen in the tags, a few hundred in `bext`):
+            // the rest, as large as the user's tags, is already on disk as it is.
+            guard let span = changedSpan(from: original[start..<(start + run.count)], to: room.bytes[start..<(start + run.count)]) else { continue }
+            let fileOffset = run.fileOffset + (span.lowerBound - start)
+            guard writeAll(Array(room.bytes[span]), to: descriptor, at: fileOffset) else { return false }
+            if index < room.pages.count, !resealOggPage(room.pages[index], in: descriptor) { return false }
+            wrote = true
+        }
+        if wrote { _ = fsync(descriptor) }
+        return true
     }
 
-    /// The bytes from the first that differs to the last that does; nil when none does. The two
-    /// have the same length (edits never change it).
-    static func changedSpan(from original: [UInt8], to edited: [UInt8]) -> ClosedRange<Int>? {
+    /// The bytes from the first that differs to the last that does, as indices of the slices; nil
+    /// when none does. The two have the same indices (edits never change the length).
+    static func changedSpan(from original: ArraySlice<UInt8>, to edited: ArraySlice<UInt8>) -> ClosedRange<Int>? {
         guard let first = edited.indices.first(where: { edited[$0] != original[$0] }),
               let last = edited.indices.last(where: { edited[$0] != original[$0] }) else { return nil }
         return first...last
     }
 
-    /// Writes `new` over the first `old` in `bytes`; false when `old` is missing or the lengths differ.
-    static func replace(_ old: String, with new: String, in bytes: inout [UInt8]) -> Bool {
-        let pattern = Array(old.utf8), replacement = Array(new.utf8)
-        guard pattern.count == replacement.count, pattern.count <= bytes.count else { return false }
-        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
-            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
-                bytes.replaceSubrange(start..<(start + pattern.count), with: replacement)
-                return true
-            }
-        }
-        return false
+    /// Computes an Ogg page's CRC again, once its bytes have changed (the CRC is over the whole
+    /// page with the CRC field zero).
+    private static func resealOggPage(_ page: (offset: Int, length: Int), in descriptor: Int32) -> Bool {
+        guard var bytes = HeaderRoom.readBytes(descriptor, at: page.offset, count: page.length) else { return false }
+        bytes.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        let crc = OggPage.crc32(bytes)
+        let field = (0..<4).map { UInt8(truncatingIfNeeded: crc >> UInt32(8 * $0)) }
+        return writeAll(field, to: descriptor, at: page.offset + 22)
     }
 
-    /// The offset of the body of the WAV chunk `id` within the header, if the header holds it whole.
-    static func wavChunkBody(_ id: String, minimumSize: Int, in header: [UInt8]) -> Int? {
-        var position = 12
-        while position + 8 <= header.count {
-            let size = Int(header[position + 4]) | Int(header[position + 5]) << 8 | Int(header[position + 6]) << 16 | Int(header[position + 7]) << 24
-            if header[position..<(position + 4)].elementsEqual(Array(id.utf8)) {
-                return size >= minimumSize && position + 8 + size <= header.count ? position + 8 : nil
-            }
-            position += 8 + size + size % 2
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, at offset: Int) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return false }
+            done += written
         }
-        return nil
-    }
-
-    /// Computes every whole page's CRC again (only the OpusTags page has changed; the others come
-    /// out as they were). False when the bytes do not start with Ogg pages.
-    private static func resealOggPages(_ bytes: inout [UInt8]) -> Bool {
-        var offset = 0
-        while offset + 27 <= bytes.count, bytes[offset..<(offset + 4)].elementsEqual(Array("OggS".utf8)) {
-            let segments = Int(bytes[offset + 26])
-            guard offset + 27 + segments <= bytes.count else { break }
-            let bodyLength = bytes[(offset + 27)..<(offset + 27 + segments)].reduce(0) { $0 + Int($1) }
-            let end = offset + 27 + segments + bodyLength
-            guard end <= bytes.count else { break }
-            var page = Array(bytes[offset..<end])
-            page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
-            let crc = OggPage.crc32(page)
-            for index in 0..<4 { bytes[offset + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
-            offset = end
-        }
-        return offset > 0
+        return true
     }
 }

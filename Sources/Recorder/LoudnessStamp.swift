@@ -23,19 +23,19 @@ struct LoudnessStamp {
         }
     }
 
-    func edit(for codec: CodecSettings) -> (inout [UInt8]) -> Bool {
+    func edit(for codec: CodecSettings) -> (inout HeaderRoom) -> Bool {
         switch codec {
-        case .flac: { header in
+        case .flac: { room in
             // Each on its own: a key the user set has no placeholder, and the other is still written.
-            let gain = HeaderPatch.replace(Self.replayGainGainKey + "=" + LoudnessMeasurement.replayGainTrackGainPlaceholder,
-                                           with: Self.replayGainGainKey + "=" + measurement.replayGainTrackGain, in: &header)
-            let peak = HeaderPatch.replace(Self.replayGainPeakKey + "=" + LoudnessMeasurement.replayGainTrackPeakPlaceholder,
-                                           with: Self.replayGainPeakKey + "=" + measurement.replayGainTrackPeak, in: &header)
+            let gain = room.overwriteComment(key: Self.replayGainGainKey, placeholder: LoudnessMeasurement.replayGainTrackGainPlaceholder,
+                                             with: measurement.replayGainTrackGain)
+            let peak = room.overwriteComment(key: Self.replayGainPeakKey, placeholder: LoudnessMeasurement.replayGainTrackPeakPlaceholder,
+                                             with: measurement.replayGainTrackPeak)
             return gain || peak
         }
-        case .opus: { header in
-            HeaderPatch.replace(Self.r128GainKey + "=" + LoudnessMeasurement.r128TrackGainPlaceholder,
-                                with: Self.r128GainKey + "=" + measurement.r128TrackGain, in: &header)
+        case .opus: { room in
+            room.overwriteComment(key: Self.r128GainKey, placeholder: LoudnessMeasurement.r128TrackGainPlaceholder,
+                                  with: measurement.r128TrackGain)
         }
         case .wav: { writeBroadcastExtension(into: &$0) }
         case .raw: { _ in false }
@@ -44,17 +44,17 @@ struct LoudnessStamp {
 
     /// bext v2's loudness fields (offsets 412, 414, 416), each a little-endian Int16 in hundredths;
     /// 0x7FFF (unset, as the header was written) where there is no value.
-    private func writeBroadcastExtension(into header: inout [UInt8]) -> Bool {
-        guard let body = HeaderPatch.wavChunkBody("bext", minimumSize: WAVHeader.broadcastExtensionSize, in: header),
-              header[body + 346] >= 2 else { return false }
+    private func writeBroadcastExtension(into room: inout HeaderRoom) -> Bool {
+        guard room.commentListStart == nil, room.bytes.count >= WAVHeader.broadcastExtensionSize,
+              room.bytes[346] >= 2 else { return false }
         let values = [measurement.integratedLoudness, measurement.loudnessRange, measurement.truePeakDBTP]
         for (index, value) in values.enumerated() {
             // Clamped before the conversion, which would stop hark on a value out of Int16's range
             // (and short of 0x7FFF, which says "no value").
             let hundredths = value.flatMap { $0.isFinite ? Int16((min(max($0, -327.68), 327.66) * 100).rounded()) : nil } ?? 0x7FFF
             let bits = UInt16(bitPattern: hundredths)
-            header[body + 412 + 2 * index] = UInt8(truncatingIfNeeded: bits)
-            header[body + 413 + 2 * index] = UInt8(truncatingIfNeeded: bits >> 8)
+            room.bytes[412 + 2 * index] = UInt8(truncatingIfNeeded: bits)
+            room.bytes[413 + 2 * index] = UInt8(truncatingIfNeeded: bits >> 8)
         }
         return true
     }

@@ -276,7 +276,7 @@ final class SessionOutput {
         let codec = configuration.codec
         var astray: [AstrayFile] = []
         for (index, (file, startFrame, reach)) in files.enumerated() {
-            var edits: [(inout [UInt8]) -> Bool] = []
+            var edits: [(inout HeaderRoom) -> Bool] = []
             if stampsClock, let clock {
                 edits.append(ClockStamp(clock: clock, fileStartFrame: startFrame, sampleRate: sampleRate).edit(for: codec))
             }

@@ -120,6 +120,38 @@ import Testing
                     + codec.loudnessKeys, "\(tags)")
     }
 
+    /// hark's values at the end go into its own tags, found by the header's structure: behind
+    /// 300 kB of the user's tags (cover art, long notes), where they were left as placeholders,
+    /// the file "never finished"; an Opus file whose OpusTags pages ran past the 256 KiB then
+    /// searched kept a page with a stale CRC and did not play) and never into a tag of the user's
+    /// that reads like a placeholder (the first such text was written over: the user's own gain).
+    @Test(arguments: Codec.allCases)
+    func harksValuesGoIntoItsOwnTagsBehindLargeTagsAndLookalikes(_ codec: Codec) throws {
+        let large = String(repeating: "x", count: 100_000)
+        let lookalike = codec == .flac ? "REPLAYGAIN_TRACK_GAIN=+0.000 dB" : "R128_TRACK_GAIN=+00000"
+        let comment = "\(lookalike) HARK_FIRST_SAMPLE_TIME=0000-00-00T00:00:00.000000Z HARK_CLOCK_DRIFT_PPM=unmeasured"
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        let output = rig.path("take.\(codec.rawValue)")
+        let (tags, _) = try record(codec, ["--tag", "A=\(large)", "--tag", "B=\(large)", "--tag", "C=\(large)",
+                                           "--tag", lookalike, "--comment", comment], rig: rig)
+        // (Messages name the tags without the 100 kB values.)
+        let user = ["A=\(large)", "B=\(large)", "C=\(large)", lookalike, "COMMENT=\(comment)"]
+        #expect(user.allSatisfy { tags.contains($0) }, "the user's tags as given: \(tags.map { $0.prefix(80) })")
+        let time = try onlyValue(of: "HARK_FIRST_SAMPLE_TIME", in: tags)
+        #expect(time != "0000-00-00T00:00:00.000000Z" && time.hasSuffix("Z"), "\(time)")
+        _ = try onlyValue(of: "HARK_CLOCK_DRIFT_PPM", in: tags)
+        let (lookalikeKey, lookalikeValue) = (String(lookalike.prefix { $0 != "=" }), String(lookalike.drop { $0 != "=" }.dropFirst()))
+        #expect(try onlyValue(of: lookalikeKey, in: tags) == lookalikeValue, "the user's, not measured over")
+        if codec == .flac {
+            #expect(try onlyValue(of: "REPLAYGAIN_TRACK_PEAK", in: tags) != "0.000000")
+            #expect(try FLACTools.test(output).status == 0)
+        } else {
+            let info = try OpusTools.info(output)
+            #expect(info.isClean, "\(info.text)")
+            #expect(try OpusTools.decode(output).samples.count == 48_000 * 2)
+        }
+    }
+
     /// The version pkg-config reports for a library's -dev package, e.g. "1.4.2" for flac.
     private func packageVersion(_ module: String) throws -> String {
         let result = try runTool("pkg-config", ["--modversion", module])
