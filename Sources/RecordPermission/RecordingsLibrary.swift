@@ -88,9 +88,15 @@ public struct RecordingsLibrary: Sendable, Hashable {
         return LibraryName(path: "\(escaped)/rec-\(Self.timeStamp).\(fileExtension)", madeFolders: madeFolders)
     }
 
-    /// Whether `path` names a file inside the library.
+    /// Whether `path` (absolute, its directory's links resolved, as the access log has it) names a
+    /// file inside the library: the folder as configured, or as it resolves (a link on the way).
+    /// A path with `.` or `..` in it (logged by hark before 2026-11-29) is not taken as inside.
     public func contains(_ path: String) -> Bool {
-        path.hasPrefix(directory + "/")
+        guard !path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else { return false }
+        if path.hasPrefix(directory + "/") { return true }
+        guard let resolved = realpath(directory, nil) else { return false }
+        defer { free(resolved) }
+        return path.hasPrefix(String(cString: resolved) + "/")
     }
 
     /// Makes `path` and its missing parents, adding those it made to `made`, outermost first.

@@ -73,6 +73,25 @@ public enum OutputPath {
         return (directory == "/" ? "" : directory) + "/" + name
     }
 
+    /// `path` absolute, one way however it was spelled (`//`, `..`, a relative path, a link to a
+    /// directory): its directory through `realpath`, its own name as given (a link named as the
+    /// output is where the file was made). For the access log, which `hark list` matches against
+    /// the library folder. A directory that cannot be resolved is joined to the working directory
+    /// as written.
+    public static func canonical(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if let resolved = realpath(directoryPath, nil) {
+            defer { free(resolved) }
+            let directory = String(cString: resolved)
+            return (directory == "/" ? "" : directory) + "/" + name
+        }
+        guard !path.hasPrefix("/"), let workingDirectory = getcwd(nil, 0) else { return path }
+        defer { free(workingDirectory) }
+        return String(cString: workingDirectory) + "/" + path
+    }
+
     /// The directory part of `path` with its trailing slash ("" for a bare name).
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "" }

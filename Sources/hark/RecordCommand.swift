@@ -378,9 +378,8 @@ struct RecordCommand: ParsableCommand {
     }
 }
 
-/// `path` made absolute against the working directory ("stdout" stays as it is), for the log.
+/// `path` absolute and spelled one way (`OutputPath.canonical`; "stdout" stays as it is), for the
+/// log: `hark list` tells by it whether a file is in the library folder.
 func absolutePath(_ path: String) -> String {
-    guard path != "stdout", !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
-    defer { free(directory) }
-    return String(cString: directory) + "/" + path
+    path == "stdout" ? path : OutputPath.canonical(path)
 }

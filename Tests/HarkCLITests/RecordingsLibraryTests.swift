@@ -78,6 +78,29 @@ import Testing
         #expect(!lines.joined().contains("missing"), "\(lines)")
     }
 
+    /// A file put in the library folder with -o is listed however the path was spelled (a double
+    /// slash, `..` through the folder, a link to it), and one put beside it through `..` is not:
+    /// the log kept the path as typed, and the list matched its text.
+    @Test func aFileIsInTheLibraryByWhereItIsNotHowItsPathIsSpelled() throws {
+        let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
+        let library = rig.path("Recordings")
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: rig.path("shortcut"), withDestinationPath: library)
+        let inside = [rig.directory.path + "/Recordings//double.flac", library + "/../Recordings/dotdot.flac", rig.path("shortcut/linked.flac")]
+        let outside = [library + "/../beside.flac"]
+        for output in inside + outside {
+            let result = try runHark(["record", "-D", "filecap", "-d", "0.2", "-o", output], rig: rig)
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        let lines = String(decoding: try runHark(["list"], rig: rig).standardOutput, as: UTF8.self).split(separator: "\n")
+        for name in ["double.flac", "dotdot.flac", "linked.flac"] {
+            #expect(lines.filter { $0.hasSuffix("  " + library + "/" + name) }.count == 1, "\(name): \(lines)")
+        }
+        #expect(lines.count == 3 && !lines.contains { $0.contains("beside") }, "\(lines)")
+        let log = String(decoding: try runHark(["permissions", "log"], rig: rig).standardOutput, as: UTF8.self)
+        #expect(log.contains(rig.path("beside.flac")) && !log.contains("/../") && !log.contains("//"), "\(log)")
+    }
+
     @Test func withoutAMusicFolderTheLibraryIsHomeRecordings() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 48_000).alsaBytes)
         #expect(try runHark(["permissions", "grant", "recordings"], rig: rig).status == 0)
