@@ -151,10 +151,13 @@ final class SessionOutput {
         } else {
             // Room for the first second of audio (at most 1 MiB, or the size limit), set aside
             // before the file replaces anything: a disk too full for it fails the output now, as
-            // a header that cannot be written does, and an existing file of that name stays.
+            // a header that cannot be written does, and an existing file of that name stays. A
+            // file that will hold less (-d 0.3, --max-file-time 0.5) needs only room for that: a
+            // disk with room for the whole recording refused it as full.
             let bytesPerFrame = EncoderLoop.bytesPerFrameBound(bytesPerFrame: format.bytesPerFrame, encoder: encoder)
+            let firstFrames = Double(format.sampleRate) * min(1, expectedSeconds ?? 1)
             // (`--max-size` counts the header too.)
-            let firstSecond = min(Int((Double(format.sampleRate) * bytesPerFrame).rounded(.up)), 1 << 20,
+            let firstSecond = min(Int((firstFrames * bytesPerFrame).rounded(.up)), 1 << 20,
                                   configuration.maxBytes.map { max(0, $0 - encoder.bytesWritten) } ?? .max)
             let error = target.setAsideRoom(bytes: firstSecond, after: encoder.bytesWritten)
             if error != 0 { throw .writeFailed(errno: error) }

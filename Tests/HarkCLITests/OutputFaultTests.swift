@@ -89,6 +89,27 @@ import Testing
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier take")
     }
 
+    /// A recording shorter than a second needs room for its length only: 0.3 s under a 100 kB
+    /// file-size limit (as a disk with 100 kB free) was refused for want of room for a second.
+    @Test(arguments: ["flac", "opus", "wav", "raw"])
+    func aRecordingShorterThanASecondNeedsRoomForItsLengthOnly(_ codec: String) throws {
+        let signal = TestSignal(format: Self.format, frames: 48_000)
+        let rig = try ALSATestRig(input: signal.alsaBytes)
+        let output = rig.path("short.\(codec)")
+        let command = "exec prlimit --fsize=100000 -- " + harkCommand(["record", "-D", "filecap", "-d", "0.3", "-o", output])
+        let result = try runTool("sh", ["-c", command], environment: rig.environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(summaryFrames(result.standardError) == 14_400, "\(result.standardError)")
+        switch codec {
+        case "flac": expectSameElements(try FLACTools.decode(output, bitsPerSample: 16)[...], signal.prefix(frames: 14_400))
+        case "opus": #expect(try OpusTools.decode(output).samples.count == 14_400 * 2)
+        default:
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+            let audioStart = codec == "wav" ? try #require(WAVLayout.dataOffset(bytes)) : 0
+            expectSameElements(Data(bytes[audioStart...]), signal.alsaBytes.prefix(14_400 * Self.format.bytesPerFrame))
+        }
+    }
+
     @Test func aReaderThatGoesAwayStopsTheRecordingQuietly() throws {
         let rig = try ALSATestRig(input: TestSignal(format: Self.format, frames: 30 * 48_000).alsaBytes)
         try rig.startPulseAudio()
