@@ -36,7 +36,8 @@ struct SoundOptions: ParsableArguments {
             return
         }
         guard startAbove.isFinite, startAbove < 0, startAbove >= -90 else {
-            throw ValidationError("--start-above \(startAbove) is outside -90…0 dBFS")
+            // 0 dBFS is full scale: no level rises above it, so it is not a level to wait for.
+            throw ValidationError("--start-above \(startAbove) must be at least -90 and below 0 dBFS (full scale)")
         }
         for (option, duration) in [("--stop-after", stopAfter), ("--split-on-silence", splitOnSilence)] {
             if let duration, duration.seconds < 0.1 || duration.seconds > 86_400 {
@@ -82,10 +83,14 @@ struct DurationArgument: ExpressibleByArgument, Equatable {
 }
 
 extension SoundActivation {
-    /// "-40.0 dBFS"
+    /// "-40.0 dBFS", "-0.25 dBFS": to a tenth, or to the thousandth the level was given to (a
+    /// level just under full scale rounded to a tenth read "0.0 dBFS", which no level rises above).
     var levelText: String {
-        let tenths = Int((startAboveDBFS * 10).rounded())
-        return (tenths < 0 ? "-" : "") + "\(abs(tenths) / 10).\(abs(tenths) % 10) dBFS"
+        let thousandths = Int((abs(startAboveDBFS) * 1000).rounded())
+        var fraction = String(thousandths % 1000)
+        while fraction.count < 3 { fraction = "0" + fraction }
+        while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }
+        return (startAboveDBFS < 0 ? "-" : "") + "\(thousandths / 1000).\(fraction) dBFS"
     }
 
     /// What an armed hark will do, for the line it prints as it starts: "when the level rises

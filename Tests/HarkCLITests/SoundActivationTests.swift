@@ -356,7 +356,9 @@ import Testing
     @Test(arguments: [
         (["--stop-after", "5"], "--stop-after needs --start-above LEVEL"),
         (["--pre-roll", "1"], "--pre-roll needs --start-above LEVEL"),
-        (["--start-above", "3"], "--start-above 3.0 is outside -90…0 dBFS"),
+        (["--start-above", "3"], "--start-above 3.0 must be at least -90 and below 0 dBFS (full scale)"),
+        (["--start-above", "0"], "--start-above 0.0 must be at least -90 and below 0 dBFS (full scale)"),
+        (["--start-above", "-90.5"], "--start-above -90.5 must be at least -90 and below 0 dBFS (full scale)"),
         (["--start-above", "-40", "--stop-after", "1", "--split-on-silence", "2"], "--stop-after 1 must be longer than --split-on-silence 2"),
         (["--start-above", "-40", "--split-on-silence", "20ms"], "--split-on-silence 20ms is outside 0.1 s–24 h"),
         (["--start-above", "-40", "--pre-roll", "31"], "--pre-roll 31 is over the 30 s maximum"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Recorder
 import Testing
 @testable import hark
 
@@ -39,6 +40,16 @@ import Testing
         for (name, takesValue) in OutputArguments.optionsTakingValue where name != "--help" {
             let parsedAsFlag = (try? OutputOptions.parse([name])) != nil
             #expect(parsedAsFlag == !takesValue, "\(name)")
+        }
+    }
+
+    /// The level in lines about an armed recording reads as given: to a tenth, or finer when it
+    /// was given finer (-0.01 read "0.0 dBFS").
+    @Test func anArmedLevelReadsAsGiven() {
+        let cases: [(Double, String)] = [(-40, "-40.0 dBFS"), (-0.01, "-0.01 dBFS"), (-12.25, "-12.25 dBFS"),
+                                         (-90, "-90.0 dBFS"), (-3.1416, "-3.142 dBFS")]
+        for (level, text) in cases {
+            #expect(SoundActivation(startAboveDBFS: level).levelText == text)
         }
     }
 }
