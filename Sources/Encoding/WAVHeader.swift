@@ -154,9 +154,10 @@ public struct WAVHeader {
         }
     }
 
-    /// The LIST/INFO chunk for the tags RIFF INFO has fields for (the first value of each);
-    /// empty when there are none. Other tags (HARK_CAPTURE and the like) have no INFO field and
-    /// are left out.
+    /// The LIST/INFO chunk for the tags RIFF INFO has fields for; empty when there are none. A key
+    /// given more than once (`--tag ARTIST=Ada --tag ARTIST=Grace`) has its values joined with
+    /// "; " (an INFO field is one string; ffmpeg joins them so too), where the first alone was
+    /// kept. Other tags (HARK_CAPTURE and the like) have no INFO field and are left out.
     static func infoChunk(_ tags: StreamTags) -> [UInt8] {
         let fields: [(key: String, id: String)] = [
             ("TITLE", "INAM"), ("ARTIST", "IART"), ("ALBUM", "IPRD"), ("TRACKNUMBER", "ITRK"), ("DATE", "ICRD"),
@@ -164,7 +165,9 @@ public struct WAVHeader {
         ]
         var body: [UInt8] = Array("INFO".utf8)
         for (key, id) in fields {
-            guard let value = tags.entries.first(where: { $0.key == key })?.value else { continue }
+            let values = tags.entries.filter { $0.key == key }.map(\.value)
+            guard !values.isEmpty else { continue }
+            let value = values.joined(separator: "; ")
             let text = Array(value.utf8) + [0]  // INFO strings are NUL-terminated
             body.append(contentsOf: Array(id.utf8))
             body.appendLittleEndian(UInt32(text.count))

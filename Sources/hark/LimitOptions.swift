@@ -4,7 +4,7 @@ import ArgumentParser
 /// into consecutive files.
 struct LimitOptions: ParsableArguments {
     @Option(name: .customLong("max-size"), parsing: .unconditional,
-            help: ArgumentHelp("Stop cleanly before the output (all its files together, when split) would pass this size, so it ends at most this size: bytes, or with k, M or G (powers of 1024), e.g. 650M.",
+            help: ArgumentHelp("Stop cleanly before the output (all its files together, when split) would pass this size, so it ends at most this size: bytes, or with k, M or G (powers of 1024; kB, MB, GB: of 1000), e.g. 650M.",
                                valueName: "size"))
     var maxSize: ByteSize?
 
@@ -31,18 +31,26 @@ struct LimitOptions: ParsableArguments {
     }
 }
 
-/// A size as people type it: "1048576", "500k", "650M", "1.5G" (k, M, G are powers of 1024, as
-/// in `head -c` and `dd`; a trailing "B" or "iB" is accepted).
+/// A size as people type it, as `head -c` and `dd` read one: "1048576", "500k", "650M", "1.5G"
+/// (k, M, G and KiB, MiB, GiB are powers of 1024; kB, MB, GB powers of 1000, as coreutils has
+/// them: "1MB" took 1 MiB).
 struct ByteSize: ExpressibleByArgument, Equatable {
     let bytes: Int
     let text: String
 
     init?(argument: String) {
         var digits = Substring(argument)
-        for unit in ["iB", "B"] where digits.hasSuffix(unit) { digits = digits.dropLast(unit.count); break }
+        var base = 1024.0
+        if digits.hasSuffix("iB") {
+            digits = digits.dropLast(2)
+            guard let last = digits.last, "kKmMgG".contains(last) else { return nil }  // "10iB"
+        } else if digits.hasSuffix("B") {
+            digits = digits.dropLast()
+            if let last = digits.last, "kKmMgG".contains(last) { base = 1000 }  // "10B" is 10 bytes
+        }
         var multiplier = 1.0
         if let last = digits.last, let power = ["k": 1, "K": 1, "m": 2, "M": 2, "g": 3, "G": 3][last] {
-            multiplier = pow1024(power)
+            multiplier = (0..<power).reduce(1.0) { product, _ in product * base }
             digits = digits.dropLast()
         }
         guard let value = Double(digits), value.isFinite, value > 0, !digits.hasPrefix("+"),
@@ -50,8 +58,4 @@ struct ByteSize: ExpressibleByArgument, Equatable {
         bytes = Int(value * multiplier)
         text = argument
     }
-}
-
-private func pow1024(_ power: Int) -> Double {
-    (0..<power).reduce(1.0) { product, _ in product * 1024 }
 }

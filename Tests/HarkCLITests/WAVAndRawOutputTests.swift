@@ -195,12 +195,15 @@ import Testing
         let signal = TestSignal(format: AccessLogTests.format, frames: 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let output = rig.path("tagged.wav")
+        // A key given twice: both values, joined (the second was dropped).
         let result = try runHark(["record", "-D", "filecap", "-d", "0.5", "--title", "Standup", "--artist", "Ana",
-                                  "-o", output], rig: rig)
+                                  "--tag", "ARTIST=Grace", "-o", output], rig: rig)
         #expect(result.status == 0, "\(result.standardError)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
         let fields = WAVLayout.infoFields(bytes)
-        #expect(fields["INAM"] == "Standup" && fields["IART"] == "Ana", "\(fields)")
+        #expect(fields["INAM"] == "Standup" && fields["IART"] == "Ana; Grace", "\(fields)")
+        let probe = try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=artist", "-of", "default=nw=1", output])
+        #expect(String(decoding: probe.standardOutput, as: UTF8.self).contains("TAG:artist=Ana; Grace"), "\(probe.standardError)")
         #expect(fields["ISFT"]?.hasPrefix("hark ") == true && fields["ICRD"]?.hasPrefix("20") == true, "\(fields)")
         // The tags take room before the data, which still reads back bit-exact.
         try expectSameElements(Self.soxSamples(output, scratch: output), Self.wavBytes(signal, frames: 24_000))

@@ -52,4 +52,15 @@ import Testing
             #expect(SoundActivation(startAboveDBFS: level).levelText == text)
         }
     }
+
+    /// Sizes read as `head -c` reads them: k, M, G and KiB… in powers of 1024, kB, MB, GB in
+    /// powers of 1000 ("1MB" was taken as 1 MiB).
+    @Test func sizesReadAsCoreutilsReadsThem() {
+        let cases: [(String, Int?)] = [("1048576", 1_048_576), ("500k", 512_000), ("650M", 681_574_400), ("1.5G", 1_610_612_736),
+                                       ("1MiB", 1_048_576), ("64KiB", 65_536), ("1MB", 1_000_000), ("64kB", 64_000),
+                                       ("2GB", 2_000_000_000), ("10B", 10), ("10iB", nil), ("MB", nil), ("-1M", nil), ("+1M", nil), ("0", nil)]
+        for (text, bytes) in cases {
+            #expect(ByteSize(argument: text)?.bytes == bytes, "\(text)")
+        }
+    }
 }
