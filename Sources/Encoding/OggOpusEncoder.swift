@@ -21,10 +21,10 @@ public final class OggOpusEncoder: AudioEncoder {
     /// The most one input frame can cost in the file: a packet's bound (`packetBytesBound`) over
     /// the input frames one packet of `frameMilliseconds` carries.
     public let maximumBytesPerFrame: Double?
-    /// What `finish` can write beyond the frames awaiting output (`framesAwaitingOutput`): the
-    /// packet being filled, padded out, and the encoder's lookahead (6.5 ms) and resampler's delay
-    /// (under 2 ms), which the end pads out too, at the packet's bound; one packet more for the
-    /// rounding of granule positions to input frames.
+    /// What `finish` can write beyond the frames awaiting output (`framesAwaitingOutput`, which
+    /// already counts the encoder's lookahead): the packet being filled, padded out, the
+    /// resampler's delay (under 2 ms, at rates other than 48 kHz), and the rounding of granule
+    /// positions to input frames: three packets at the packet's bound, one or two more than needed.
     public let maximumFinishBytes: Int?
     private let sampleFormat: SampleFormat
     private let channels: Int
@@ -117,9 +117,11 @@ public final class OggOpusEncoder: AudioEncoder {
         preSkip = Int(lookahead)
     }
 
-    /// The frames given that no page written holds yet: up to `--max-delay` and the packet being
-    /// filled. From the last page's granule position (48 kHz samples after the pre-skip) at the
-    /// input's rate, rounded down; a frame more or less is covered by `maximumFinishBytes`.
+    /// The frames given whose packets no page written holds yet: up to `--max-delay` and the
+    /// packet being filled. A page's granule position counts the input libopusenc has encoded
+    /// (48 kHz samples, from the stream's start); less the pre-skip, it counts what decodes, so
+    /// this is up to the encoder's lookahead (312 samples) more than libopusenc holds, which
+    /// covers the lookahead the end pads out. At the input's rate, rounded down.
     public var framesAwaitingOutput: Int {
         let written48k = max(0, Int(pages.lastGranulePosition) - preSkip)
         return max(0, framesWritten - written48k * sampleRate / 48_000)
@@ -134,12 +136,14 @@ public final class OggOpusEncoder: AudioEncoder {
     /// 1275 bytes (RFC 6716 §3.2.1); a 40 or 60 ms packet carries two or three 20 ms frames (code
     /// 3), each with a length of up to 2 bytes, and a TOC and a frame count; in a multistream packet
     /// (RFC 7845 family 1: up to 5 streams for 7.1) every stream carries its own, all but the last
-    /// self-delimited (up to 2 more bytes). 8 bytes a stream cover those and a padding length.
+    /// self-delimited (up to 2 more bytes); hard CBR pads a packet to its exact size (3,840 bytes
+    /// for 60 ms at 512 kb/s, three frames of 1,275 and 15 bytes of framing and padding). 16 bytes
+    /// a stream cover those.
     /// In Ogg, lacing values (one per 255 bytes, and one more) and, at worst, a page header of its
     /// own (27 bytes). Bitrate does not bound it: VBR may spend up to the cap on a transient.
     static func packetBytesBound(streams: Int, frameMilliseconds: Double) -> Int {
         let framesPerPacket = max(1, Int((frameMilliseconds / 20).rounded(.up)))
-        let packet = streams * (framesPerPacket * (1275 + 2) + 8)
+        let packet = streams * (framesPerPacket * (1275 + 2) + 16)
         return packet + packet / 255 + 1 + 27
     }
 

@@ -40,8 +40,8 @@ final class EncoderLoop: @unchecked Sendable {
     let meter: MeterShare?
     /// `--max-size`: no region is encoded that could take the output past it (see `fitsUnderLimit`).
     private let maxBytes: Int?
-    /// The most one frame can add to the output: its raw size plus 1/64 (FLAC's worst case,
-    /// verbatim frames and their headers, stays under that), or the codec's own tighter bound.
+    /// The most one frame can add to the output: the codec's own bound (WAV, raw, Opus), or its
+    /// raw size plus 1/64 (FLAC's worst case, verbatim frames and their headers, stays under that).
     private let bytesPerFrameBound: Double
     /// Headroom for the codec's final flush, which writes what it still buffers (libFLAC: under one
     /// 4096-frame block, which 8192 frames at the bound cover). A codec that knows says what its
@@ -91,9 +91,12 @@ final class EncoderLoop: @unchecked Sendable {
     }
 
     /// The most output one input frame of `bytesPerFrame` bytes can cost with `encoder`: its
-    /// codec's own bound, or the raw size with 1/64 for framing (FLAC's verbatim frames).
+    /// codec's own bound, or the raw size with 1/64 for framing (FLAC's verbatim frames). The
+    /// codec's even where it is above the raw size: Opus encodes at 48 kHz whatever the input's
+    /// rate, so 8 kHz stereo at 512 kb/s costs twice its raw size (capped at raw, such a file
+    /// passed the limit).
     static func bytesPerFrameBound(bytesPerFrame: Int, encoder: any AudioEncoder) -> Double {
-        min(Double(bytesPerFrame) * 65 / 64, encoder.maximumBytesPerFrame ?? .infinity)
+        encoder.maximumBytesPerFrame ?? Double(bytesPerFrame) * 65 / 64
     }
 
     deinit { zeros.deallocate() }

@@ -152,8 +152,8 @@ final class SessionOutput {
             // Room for the first second of audio (at most 1 MiB, or the size limit), set aside
             // before the file replaces anything: a disk too full for it fails the output now, as
             // a header that cannot be written does, and an existing file of that name stays. A
-            // file that will hold less (-d 0.3, --max-file-time 0.5) needs only room for that: a
-            // disk with room for the whole recording refused it as full.
+            // recording shorter than that second (-d 0.3) needs only room for itself: a disk with
+            // room for the whole recording refused it as full.
             let bytesPerFrame = EncoderLoop.bytesPerFrameBound(bytesPerFrame: format.bytesPerFrame, encoder: encoder)
             let firstFrames = Double(format.sampleRate) * min(1, expectedSeconds ?? 1)
             // (`--max-size` counts the header too.)

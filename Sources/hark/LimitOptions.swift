@@ -26,7 +26,7 @@ struct LimitOptions: ParsableArguments {
             }
         }
         if let maxSize, maxSize.bytes < 64 * 1024 {
-            throw ValidationError("--max-size \(maxSize.text) is under the 64k minimum")
+            throw ValidationError("--max-size \(maxSize.text) is \(maxSize.bytes) bytes, under the 64k (65536-byte) minimum")
         }
     }
 }

@@ -87,6 +87,8 @@ extension SoundActivation {
     /// level just under full scale rounded to a tenth read "0.0 dBFS", which no level rises above).
     var levelText: String {
         let thousandths = Int((abs(startAboveDBFS) * 1000).rounded())
+        // Finer than a thousandth below full scale: as Swift prints it ("-0.0004").
+        if thousandths == 0, startAboveDBFS != 0 { return "\(startAboveDBFS) dBFS" }
         var fraction = String(thousandths % 1000)
         while fraction.count < 3 { fraction = "0" + fraction }
         while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }

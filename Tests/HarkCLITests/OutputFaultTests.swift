@@ -90,13 +90,15 @@ import Testing
     }
 
     /// A recording shorter than a second needs room for its length only: 0.3 s under a 100 kB
-    /// file-size limit (as a disk with 100 kB free) was refused for want of room for a second.
+    /// file-size limit (as a disk with 100 kB free; Opus 40 kB, as its second's worst case is
+    /// 65 kB) was refused for want of room for a second.
     @Test(arguments: ["flac", "opus", "wav", "raw"])
     func aRecordingShorterThanASecondNeedsRoomForItsLengthOnly(_ codec: String) throws {
         let signal = TestSignal(format: Self.format, frames: 48_000)
         let rig = try ALSATestRig(input: signal.alsaBytes)
         let output = rig.path("short.\(codec)")
-        let command = "exec prlimit --fsize=100000 -- " + harkCommand(["record", "-D", "filecap", "-d", "0.3", "-o", output])
+        let command = "exec prlimit --fsize=\(codec == "opus" ? 40_000 : 100_000) -- "
+            + harkCommand(["record", "-D", "filecap", "-d", "0.3", "-o", output])
         let result = try runTool("sh", ["-c", command], environment: rig.environment)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(summaryFrames(result.standardError) == 14_400, "\(result.standardError)")

@@ -47,7 +47,8 @@ import Testing
     /// was given finer (-0.01 read "0.0 dBFS").
     @Test func anArmedLevelReadsAsGiven() {
         let cases: [(Double, String)] = [(-40, "-40.0 dBFS"), (-0.01, "-0.01 dBFS"), (-12.25, "-12.25 dBFS"),
-                                         (-90, "-90.0 dBFS"), (-3.1416, "-3.142 dBFS")]
+                                         (-90, "-90.0 dBFS"), (-3.1416, "-3.142 dBFS"),
+                                         (-0.0004, "-0.0004 dBFS")]
         for (level, text) in cases {
             #expect(SoundActivation(startAboveDBFS: level).levelText == text)
         }
