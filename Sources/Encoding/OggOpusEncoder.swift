@@ -302,7 +302,8 @@ private final class OggPageWriter {
     /// libopusenc hands each page whole, header and body in one buffer (`oggp_get_next_page`).
     func write(_ page: UnsafeRawBufferPointer) -> Bool {
         guard sink.write(page) else { return false }
-        // A page on which no packet ends says -1: it moves nothing on.
+        // A page on which no packet ends says -1: it moves nothing on. (Read in place:
+        // `OggPage.granulePosition` takes an array, which would allocate here.)
         if page.count >= 27, page.loadUnaligned(as: UInt32.self) == 0x5367_674F {  // "OggS"
             let granule = Int64(littleEndian: page.loadUnaligned(fromByteOffset: 6, as: Int64.self))
             if granule >= 0 { lastGranulePosition = granule }

@@ -2,7 +2,7 @@
 /// stopped before any audio arrived, which libopusenc 0.2.1 cannot end (it asserts), also how
 /// `hark repair` ends a file killed before its first audio page; the last page of a stream cut
 /// short by a full disk, ended in place; and the page checksum, for the recorder's rewrite of the
-/// OpusTags page (`ClockStamp`) and the repair's page checks.
+/// OpusTags pages (`HeaderPatch`) and the repair's page checks.
 public enum OggPage {
     /// An end-of-stream page holding one 20 ms Opus silence packet whose granule position equals
     /// the pre-skip, so decoders skip it all and return exactly 0 samples, as captured. The packet
@@ -21,8 +21,7 @@ public enum OggPage {
         let lacing = [UInt8](repeating: 255, count: packet.count / 255) + [UInt8(packet.count % 255)]
         page += [UInt8(lacing.count)] + lacing
         page += packet
-        page.replaceSubrange(22..<26, with: littleEndianBytes(crc32(page)))
-        return page
+        return withChecksum(page)
     }
 
     /// One packet of digital silence for every elementary stream of a stream (RFC 6716, RFC 7845
@@ -68,9 +67,16 @@ public enum OggPage {
         guard let granule = granulePosition(of: page), granule != 0, granule != UInt64.max else { return nil }
         var ended = page
         ended[5] |= 0x04
-        ended.replaceSubrange(22..<26, with: [0, 0, 0, 0])
-        ended.replaceSubrange(22..<26, with: littleEndianBytes(crc32(ended)))
-        return ended
+        return withChecksum(ended)
+    }
+
+    /// `page` (a whole page) with its CRC field computed again for the bytes it holds: over the
+    /// page with that field zero.
+    public static func withChecksum(_ page: [UInt8]) -> [UInt8] {
+        var sealed = page
+        sealed.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        sealed.replaceSubrange(22..<26, with: littleEndianBytes(crc32(sealed)))
+        return sealed
     }
 
     /// The granule position of `page` (bytes starting with a page header), or nil for no page.

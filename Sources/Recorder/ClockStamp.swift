@@ -26,8 +26,9 @@ struct ClockStamp {
     static let sampleKey = "HARK_FIRST_SAMPLE"
     static let driftKey = "HARK_CLOCK_DRIFT_PPM"
     static let timePlaceholder = "0000-00-00T00:00:00.000000Z"
-    /// Twelve digits: a file's first sample's number in the recording (a day at 384 kHz is 11).
-    static let samplePlaceholder = "000000000000"
+    /// A file's first sample's number in the recording is written in this many digits (a day at
+    /// 384 kHz takes 11).
+    static let sampleDigits = 12
     static let driftPlaceholder = "unmeasured"
 
     let clock: CaptureClock
@@ -60,35 +61,32 @@ struct ClockStamp {
         }
     }
 
-    /// "000000096000": a first sample's number in the placeholder's twelve digits.
+    /// "000000096000": a first sample's number in `sampleDigits` digits.
     static func sampleText(_ frame: Int) -> String {
         var sample = String(frame)
-        while sample.count < samplePlaceholder.count { sample = "0" + sample }
+        while sample.count < sampleDigits { sample = "0" + sample }
         return sample
     }
 
-    /// Writes over the time's and the drift's placeholders, and the sample number's where the
-    /// file has a placeholder rather than the number (`AutomaticTags` writes it as the file
-    /// starts), each where hark reserved it; false when none was written.
+    /// Writes over the time's and the drift's placeholders, each where hark reserved it (the first
+    /// sample's number needs none: `AutomaticTags` writes it as the file starts); false when
+    /// neither was written.
     private func writeTags(into room: inout HeaderRoom) -> Bool {
         guard let timeText = time.iso8601Microseconds else { return false }
         let time = room.overwriteComment(key: Self.timeKey, placeholder: Self.timePlaceholder, with: timeText)
-        let sample = room.overwriteComment(key: Self.sampleKey, placeholder: Self.samplePlaceholder, with: Self.sampleText(fileStartFrame))
         let drift = room.overwriteComment(key: Self.driftKey, placeholder: Self.driftPlaceholder, with: driftValue)
-        return time || sample || drift
+        return time || drift
     }
 
     /// Fills the `bext` chunk's time fields and description; false when the file has none.
     private func writeBroadcastExtension(into room: inout HeaderRoom) -> Bool {
-        guard room.commentListStart == nil, room.bytes.count >= WAVHeader.broadcastExtensionSize,
-              let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
-        let body = 0
+        guard room.isBroadcastExtension, let local = time.localISO8601, let utc = time.iso8601Microseconds else { return false }
         let description = "first sample \(utc); device clock \(clock.driftText ?? "drift unmeasured")"
-        put(description, at: body, width: 256, in: &room.bytes)
-        put(String(local.prefix(10)), at: body + 320, width: 10, in: &room.bytes)             // yyyy-mm-dd
-        put(String(local.dropFirst(11).prefix(8)), at: body + 330, width: 8, in: &room.bytes)  // hh:mm:ss
+        put(description, at: 0, width: 256, in: &room.bytes)
+        put(String(local.prefix(10)), at: 320, width: 10, in: &room.bytes)             // yyyy-mm-dd
+        put(String(local.dropFirst(11).prefix(8)), at: 330, width: 8, in: &room.bytes)  // hh:mm:ss
         let reference = UInt64(max(0, (secondsSinceLocalMidnight(local: local) * Double(sampleRate)).rounded()))
-        for index in 0..<8 { room.bytes[body + 338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
+        for index in 0..<8 { room.bytes[338 + index] = UInt8(truncatingIfNeeded: reference >> UInt64(8 * index)) }
         return true
     }
 

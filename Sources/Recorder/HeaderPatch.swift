@@ -47,11 +47,8 @@ struct HeaderPatch {
     /// Computes an Ogg page's CRC again, once its bytes have changed (the CRC is over the whole
     /// page with the CRC field zero).
     private static func resealOggPage(_ page: (offset: Int, length: Int), in descriptor: Int32) -> Bool {
-        guard var bytes = HeaderRoom.readBytes(descriptor, at: page.offset, count: page.length) else { return false }
-        bytes.replaceSubrange(22..<26, with: [0, 0, 0, 0])
-        let crc = OggPage.crc32(bytes)
-        let field = (0..<4).map { UInt8(truncatingIfNeeded: crc >> UInt32(8 * $0)) }
-        return writeAll(field, to: descriptor, at: page.offset + 22)
+        guard let bytes = HeaderRoom.readBytes(descriptor, at: page.offset, count: page.length) else { return false }
+        return writeAll(Array(OggPage.withChecksum(bytes)[22..<26]), to: descriptor, at: page.offset + 22)
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, at offset: Int) -> Bool {

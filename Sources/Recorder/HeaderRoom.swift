@@ -50,6 +50,11 @@ struct HeaderRoom {
         }
     }
 
+    /// Whether the room is a WAV file's `bext` chunk whole (its fields at their offsets in `bytes`).
+    var isBroadcastExtension: Bool {
+        commentListStart == nil && bytes.count >= WAVHeader.broadcastExtensionSize
+    }
+
     // MARK: Comments (FLAC, Opus)
 
     /// Writes `value` over the placeholder of hark's own `key`: the last comment that reads exactly

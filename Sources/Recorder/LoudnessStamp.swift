@@ -45,8 +45,7 @@ struct LoudnessStamp {
     /// bext v2's loudness fields (offsets 412, 414, 416), each a little-endian Int16 in hundredths;
     /// 0x7FFF (unset, as the header was written) where there is no value.
     private func writeBroadcastExtension(into room: inout HeaderRoom) -> Bool {
-        guard room.commentListStart == nil, room.bytes.count >= WAVHeader.broadcastExtensionSize,
-              room.bytes[346] >= 2 else { return false }
+        guard room.isBroadcastExtension, room.bytes[346] >= 2 else { return false }
         let values = [measurement.integratedLoudness, measurement.loudnessRange, measurement.truePeakDBTP]
         for (index, value) in values.enumerated() {
             // Clamped before the conversion, which would stop hark on a value out of Int16's range

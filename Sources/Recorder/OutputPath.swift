@@ -64,13 +64,7 @@ public enum OutputPath {
     /// not exist is left as written (the output cannot be created there anyway).
     public static func identity(_ path: String) -> String {
         let target = followingLinks(path)
-        let slash = target.lastIndex(of: "/")
-        let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
-        let directoryPath = slash.map { $0 == target.startIndex ? "/" : String(target[..<$0]) } ?? "."
-        guard let resolved = realpath(directoryPath, nil) else { return target }
-        defer { free(resolved) }
-        let directory = String(cString: resolved)
-        return (directory == "/" ? "" : directory) + "/" + name
+        return inResolvedDirectory(target) ?? target
     }
 
     /// `path` absolute, one way however it was spelled (`//`, `..`, a relative path, a link to a
@@ -79,17 +73,22 @@ public enum OutputPath {
     /// the library folder. A directory that cannot be resolved is joined to the working directory
     /// as written.
     public static func canonical(_ path: String) -> String {
-        let slash = path.lastIndex(of: "/")
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        if let resolved = realpath(directoryPath, nil) {
-            defer { free(resolved) }
-            let directory = String(cString: resolved)
-            return (directory == "/" ? "" : directory) + "/" + name
-        }
+        if let resolved = inResolvedDirectory(path) { return resolved }
         guard !path.hasPrefix("/"), let workingDirectory = getcwd(nil, 0) else { return path }
         defer { free(workingDirectory) }
         return String(cString: workingDirectory) + "/" + path
+    }
+
+    /// `path`'s name in its directory as `realpath` resolves it; nil when the directory does not
+    /// resolve (it does not exist, or cannot be searched).
+    private static func inResolvedDirectory(_ path: String) -> String? {
+        let slash = path.lastIndex(of: "/")
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        guard let resolved = realpath(directoryPath, nil) else { return nil }
+        defer { free(resolved) }
+        let directory = String(cString: resolved)
+        return (directory == "/" ? "" : directory) + "/" + name
     }
 
     /// The directory part of `path` with its trailing slash ("" for a bare name).

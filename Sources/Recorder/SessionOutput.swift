@@ -157,9 +157,9 @@ final class SessionOutput {
             let bytesPerFrame = EncoderLoop.bytesPerFrameBound(bytesPerFrame: format.bytesPerFrame, encoder: encoder)
             let firstFrames = Double(format.sampleRate) * min(1, expectedSeconds ?? 1)
             // (`--max-size` counts the header too.)
-            let firstSecond = min(Int((firstFrames * bytesPerFrame).rounded(.up)), 1 << 20,
+            let roomAtStart = min(Int((firstFrames * bytesPerFrame).rounded(.up)), 1 << 20,
                                   configuration.maxBytes.map { max(0, $0 - encoder.bytesWritten) } ?? .max)
-            let error = target.setAsideRoom(bytes: firstSecond, after: encoder.bytesWritten)
+            let error = target.setAsideRoom(bytes: roomAtStart, after: encoder.bytesWritten)
             if error != 0 { throw .writeFailed(errno: error) }
         }
         self.startsOnSound = startsOnSound
