@@ -5,7 +5,10 @@ import Capture
 /// `hark record`'s device options, with arecord's letters.
 struct CaptureOptions: ParsableArguments {
     @Option(name: [.customShort("D"), .long], help: ArgumentHelp("Capture device: a sound-server source's name or part of its description (\"Blue Yeti\"), or an ALSA device name (see 'hark devices').", valueName: "name"))
-    var device = "default"
+    var device = CaptureOptions.defaultDevice
+
+    /// ALSA's name for the device it is set up to use (a sound server's default source, where one runs).
+    static let defaultDevice = "default"
 
     // Numbers are parsed unconditionally, so `-r -1` is "outside 1000–768000", not "missing value".
     // Optional, so that --speech can tell a rate the user gave from the default.

@@ -14,12 +14,16 @@ extension Hark {
     /// What only the whole tree answers goes to the whole tree: help in any spelling, `--version`,
     /// completion scripts and dumped help (see `needsTheWholeTree`). `ArgumentFuzzTests` checks
     /// that both ways give the same outcome (300 random `record` argument lists in the suite,
-    /// 10,000 in scripts/fuzz-arguments).
+    /// 10,000 in scripts/fuzz-arguments). Since 2026-12-01 most `record` lists do not reach the
+    /// library at all (`RecordCommand.parsedDirectly`, checked against it by `DirectParseTests`).
     static func parseCommand(_ arguments: [String]) throws -> ParsableCommand {
         guard arguments.first == RecordCommand.configuration.commandName,
               !arguments.dropFirst().contains(where: needsTheWholeTree) else {
             return try parseAsRoot(arguments)
         }
+        // The shapes a recording's command line nearly always takes are read without the
+        // library's reflection (`DirectArguments`); the rest, and every error, are its own.
+        if let command = RecordCommand.parsedDirectly(arguments.dropFirst()) { return command }
         // RecordCommand's configuration names "hark" as its super-command, so its errors' usage
         // lines read `hark record` and its parser skips the completion-script probes, which
         // belong to the root.

@@ -80,6 +80,7 @@ extension Hark {
 /// Each later output's options, parsed; an error names the output it is in.
 private func laterOutputOptions(_ segments: [[String]]) throws -> [OutputOptions] {
     try segments.enumerated().map { index, segment in
+        if let options = OutputOptions.parsedDirectly(segment) { return options }
         do {
             return try OutputOptions.parse(segment)
         } catch {
