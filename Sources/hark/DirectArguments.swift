@@ -43,8 +43,9 @@ struct NotDirect: Error {}
 /// over the binary's 3,800 records) cost every `hark record` about 15.7 M instructions, half of
 /// the 32 M a one-second recording takes in all and 2 ms of CPU (docs/performance.md). Help,
 /// errors, completions and every other shape stay swift-argument-parser's: anything this reader is
-/// not sure of (a short-option group `-qv`, an attached short value `-d5`, `--`, a value that
-/// starts with a dash, an option given twice, a value its type refuses, an unknown word) throws
+/// not sure of (a short-option group `-qv`, an attached short value `-d5`, `--`, `--name=` with
+/// nothing after it, a value that starts with a dash, an option given twice, a value its type
+/// refuses, an unknown word) throws
 /// `NotDirect`, and the whole list is parsed by swift-argument-parser from the start.
 ///
 /// Invariant: a list read here gives exactly the values swift-argument-parser would give it
@@ -68,7 +69,12 @@ struct DirectArguments {
             if argument.hasPrefix("--") {
                 let equals = argument.firstIndex(of: "=")
                 spelling = argument[..<(equals ?? argument.endIndex)]
-                if let equals { attached = String(argument[argument.index(after: equals)...]) }
+                if let equals {
+                    // swift-argument-parser reads `--name=` as `--name` alone (and then takes the
+                    // next argument as its value): left to it.
+                    guard argument.index(after: equals) < argument.endIndex else { throw NotDirect() }
+                    attached = String(argument[argument.index(after: equals)...])
+                }
             } else if argument.hasPrefix("-"), argument.count == 2 {
                 spelling = argument[...]
             } else {
