@@ -10,21 +10,23 @@ import Recorder
 /// must be added here too. `DirectParseTests` fails when a table differs from what
 /// swift-argument-parser reports of the command, and when a parse here differs from its own.
 extension RecordCommand {
+    /// The command's own options, then its groups'.
+    static let directOptions = [
+        DirectOption("-o", "--output", repeats: true),
+        DirectOption("--format"),
+        DirectOption("-d", "--duration", kind: .unconditionalValue),
+        DirectOption("--ring-seconds", kind: .unconditionalValue),
+        DirectOption("-v", "--verbose", kind: .flag),
+        DirectOption("-q", "--quiet", kind: .flag),
+    ] + CaptureOptions.directOptions + FLACOptions.directOptions + OpusOptions.directOptions
+        + TagOptions.directOptions + LimitOptions.directOptions + SoundOptions.directOptions
+
     /// The command parsed from `arguments` (those after `record`), or nil where
     /// swift-argument-parser must parse them: `NotDirect`, or a validation that failed, whose
     /// message is swift-argument-parser's to give.
     static func parsedDirectly(_ arguments: some Collection<String>) -> RecordCommand? {
         do {
-            let options = [
-                DirectOption("-o", "--output", repeats: true),
-                DirectOption("--format"),
-                DirectOption("-d", "--duration", kind: .unconditionalValue),
-                DirectOption("--ring-seconds", kind: .unconditionalValue),
-                DirectOption("-v", "--verbose", kind: .flag),
-                DirectOption("-q", "--quiet", kind: .flag),
-            ] + CaptureOptions.directOptions + FLACOptions.directOptions + OpusOptions.directOptions
-                + TagOptions.directOptions + LimitOptions.directOptions + SoundOptions.directOptions
-            let given = try DirectArguments(arguments, options: options)
+            let given = try DirectArguments(arguments, options: directOptions)
             var command = RecordCommand()
             command.output = try given.values("--output")
             command.format = try given.value("--format")
@@ -54,12 +56,13 @@ extension RecordCommand {
 }
 
 extension OutputOptions {
+    static let directOptions = [DirectOption("--format")] + FLACOptions.directOptions + OpusOptions.directOptions + LimitOptions.directOptions
+
     /// A later output's options (`OutputArguments`), or nil where swift-argument-parser must
     /// parse them (as `RecordCommand.parsedDirectly`).
     static func parsedDirectly(_ arguments: some Collection<String>) -> OutputOptions? {
         do {
-            let options = [DirectOption("--format")] + FLACOptions.directOptions + OpusOptions.directOptions + LimitOptions.directOptions
-            let given = try DirectArguments(arguments, options: options)
+            let given = try DirectArguments(arguments, options: directOptions)
             var parsed = OutputOptions()
             parsed.format = try given.value("--format")
             parsed.flac = try FLACOptions(given)

@@ -37,20 +37,10 @@ import Testing
         return declared
     }
 
-    static var recordTable: [DirectOption] {
-        // The command's own options are in parsedDirectly; they are read back here through a
-        // parse of each, so this list is the groups' tables and the six of the command.
-        [DirectOption("-o", "--output", repeats: true), DirectOption("--format"),
-         DirectOption("-d", "--duration", kind: .unconditionalValue), DirectOption("--ring-seconds", kind: .unconditionalValue),
-         DirectOption("-v", "--verbose", kind: .flag), DirectOption("-q", "--quiet", kind: .flag)]
-            + CaptureOptions.directOptions + FLACOptions.directOptions + OpusOptions.directOptions
-            + TagOptions.directOptions + LimitOptions.directOptions + SoundOptions.directOptions
-    }
-
     @Test func everyDeclaredOptionIsInTheTablesAsDeclared() throws {
         let declared = try Self.declaredOptions()
         var tabled: Set<String> = []
-        for option in Self.recordTable {
+        for option in RecordCommand.directOptions {
             for name in option.names {
                 tabled.insert(name)
                 let entry = try #require(declared[name], "\(name) is in the table but swift-argument-parser has no such option")
@@ -63,7 +53,7 @@ import Testing
             }
         }
         #expect(Set(declared.keys) == tabled, "declared but not in the tables: \(Set(declared.keys).subtracting(tabled).sorted())")
-        // And the table parsedDirectly uses is this one: each of the command's own options is read.
+        // Each of the command's own options is read.
         #expect(RecordCommand.parsedDirectly(["-o", "x.flac", "--format", "wav", "-d", "2", "--ring-seconds", "3", "-v"]) != nil)
     }
 
@@ -136,7 +126,7 @@ import Testing
                       "2.5", "48000", "16000", "8", "11", "60", "1e3", "nan", "250ms", "10m", "1.5h", "64k", "1MB", "650M", "S16_LE",
                       "s24_le", "FLOAT_LE", "FL,FR", "FR", "voip", "audio", "TITLE=x", "=x", "K=", "default", "pulse", "Blue Yeti",
                       "-x", "--quiet", "é", "\u{0}"]
-        let table = Self.recordTable
+        let table = RecordCommand.directOptions
         var readDirectly = 0
         for _ in 0..<iterations {
             var arguments: [String] = []
@@ -159,7 +149,7 @@ import Testing
     /// The options of a later output (`-o a.flac -o b.opus --bitrate 64`), the same way.
     @Test func laterOutputsOptionsReadDirectlyGiveTheLibrarysOptions() {
         var random = SplitMix64(seed: 0x4f55_5450)
-        let table = [DirectOption("--format")] + FLACOptions.directOptions + OpusOptions.directOptions + LimitOptions.directOptions
+        let table = OutputOptions.directOptions
         let values = ["flac", "opus", "raw", "x", "5", "64", "-3", "2.5", "7", "voip", "1M", "30m", "0", "-"]
         var readDirectly = 0
         for _ in 0..<(200 / ArgumentFuzzTests.sanitizerDivisor) {
