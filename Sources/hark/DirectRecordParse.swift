@@ -45,6 +45,7 @@ extension RecordCommand {
             command.tags = try TagOptions(given)
             try command.tags.validate()
             command.limits = try LimitOptions(given)
+            try command.limits.validate()
             command.sound = try SoundOptions(given)
             try command.sound.validate()
             try command.validate()
@@ -70,6 +71,7 @@ extension OutputOptions {
             parsed.opus = try OpusOptions(given)
             try parsed.opus.validate()
             parsed.limits = try LimitOptions(given)
+            try parsed.limits.validate()
             return parsed
         } catch {
             return nil

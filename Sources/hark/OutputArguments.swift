@@ -59,7 +59,10 @@ enum OutputArguments {
             }
             let name = token.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token
             if outputsSeen >= 2, token.hasPrefix("--"), let takesValue = optionsTakingValue[name] {
-                let end = takesValue && !token.contains("=") ? min(index + 2, arguments.count) : index + 1
+                // `--max-size=` with nothing after the `=` is `--max-size` to swift-argument-parser,
+                // which then takes the next argument as its value.
+                let hasAttachedValue = token.firstIndex(of: "=").map { token.index(after: $0) < token.endIndex } ?? false
+                let end = takesValue && !hasAttachedValue ? min(index + 2, arguments.count) : index + 1
                 laterOutputs[outputsSeen - 2] += arguments[index..<end]
                 index = end
                 continue

@@ -150,14 +150,18 @@ import Testing
     @Test func laterOutputsOptionsReadDirectlyGiveTheLibrarysOptions() {
         var random = SplitMix64(seed: 0x4f55_5450)
         let table = OutputOptions.directOptions
-        let values = ["flac", "opus", "raw", "x", "5", "64", "-3", "2.5", "7", "voip", "1M", "30m", "0", "-"]
+        let values = ["flac", "opus", "raw", "x", "5", "64", "-3", "2.5", "7", "voip", "1M", "30m", "0", "-", ""]
         var readDirectly = 0
-        for _ in 0..<(200 / ArgumentFuzzTests.sanitizerDivisor) {
+        for _ in 0..<(400 / ArgumentFuzzTests.sanitizerDivisor) {
             var arguments: [String] = []
             for _ in 0..<random.next(below: 4) {
                 let option = table[random.next(below: table.count)]
-                arguments.append(option.name)
-                if option.kind != .flag { arguments.append(values[random.next(below: values.count)]) }
+                let value = values[random.next(below: values.count)]
+                switch option.kind {
+                case .flag: arguments.append(option.name)
+                case .value, .unconditionalValue:
+                    if random.next(below: 4) == 0 { arguments.append("\(option.name)=\(value)") } else { arguments += [option.name, value] }
+                }
             }
             guard let direct = OutputOptions.parsedDirectly(arguments) else { continue }
             readDirectly += 1

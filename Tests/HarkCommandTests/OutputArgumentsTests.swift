@@ -13,6 +13,13 @@ import Testing
         #expect(split.laterOutputs == [["--format", "raw"], ["--bitrate=64", "--vbr"]])
     }
 
+    /// `--max-size=` is `--max-size` followed by its value to swift-argument-parser.
+    @Test func anOptionWithAnEmptyAttachedValueTakesTheNextArgument() {
+        let split = OutputArguments.split(["record", "-o", "a.flac", "-o", "b.flac", "--max-size=", "1G", "--format=", "wav"])
+        #expect(split.main == ["record", "-o", "a.flac", "-o", "b.flac"])
+        #expect(split.laterOutputs == [["--max-size=", "1G", "--format=", "wav"]])
+    }
+
     @Test func withOneOutputEverythingStaysWhereItIs() {
         let arguments = ["record", "--format", "wav", "--max-size", "1M", "-o", "x.wav", "--max-file-time", "60"]
         #expect(OutputArguments.split(arguments) == .init(main: arguments, laterOutputs: []))
