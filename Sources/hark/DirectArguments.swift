@@ -45,8 +45,8 @@ struct NotDirect: Error {}
 /// errors, completions and every other shape stay swift-argument-parser's: anything this reader is
 /// not sure of (a short-option group `-qv`, an attached short value `-d5`, `--`, `--name=` with
 /// nothing after it, a value that starts with a dash, an option given twice, a value its type
-/// refuses, an unknown word) throws
-/// `NotDirect`, and the whole list is parsed by swift-argument-parser from the start.
+/// refuses, an unknown word) throws `NotDirect`, and the whole list is parsed by
+/// swift-argument-parser from the start.
 ///
 /// Invariant: a list read here gives exactly the values swift-argument-parser would give it
 /// (each value is converted by the same `ExpressibleByArgument` initializer); `DirectParseTests`
@@ -121,14 +121,14 @@ struct DirectArguments {
 
     /// The value of the option named `name` (nil when it was not given), converted as
     /// swift-argument-parser converts it.
-    func value<Value: ExpressibleByArgument>(_ name: String, as type: Value.Type = Value.self) throws(NotDirect) -> Value? {
+    func value<Value: ExpressibleByArgument>(_ name: String) throws(NotDirect) -> Value? {
         guard let text = values[name]?.first else { return nil }
         guard let value = Value(argument: text) else { throw NotDirect() }
         return value
     }
 
     /// Every value of a repeatable option, in the order given (empty when it was not given).
-    func values<Value: ExpressibleByArgument>(_ name: String, as type: Value.Type = Value.self) throws(NotDirect) -> [Value] {
+    func values<Value: ExpressibleByArgument>(_ name: String) throws(NotDirect) -> [Value] {
         var converted: [Value] = []
         for text in values[name] ?? [] {
             guard let value = Value(argument: text) else { throw NotDirect() }

@@ -15,13 +15,11 @@
 /// the option, as swift-argument-parser itself takes it (a value may not start with a dash
 /// unless written `--option=value`).
 enum OutputArguments {
-    /// The options that belong to an output, and whether each takes a value.
-    static let optionsTakingValue: [String: Bool] = [
-        "--format": true, "--compression-level": true, "--verify": false,
-        "--bitrate": true, "--vbr": false, "--cvbr": false, "--hard-cbr": false, "--complexity": true,
-        "--frame-size": true, "--application": true, "--max-delay": true,
-        "--max-size": true, "--max-file-time": true,
-    ]
+    /// The options that belong to an output, and whether each takes a value: `OutputOptions`'
+    /// table (`DirectRecordParse`).
+    static let optionsTakingValue: [String: Bool] = Dictionary(uniqueKeysWithValues: OutputOptions.directOptions.flatMap { option in
+        option.names.map { ($0, option.kind != .flag) }
+    })
 
     struct Split: Equatable {
         /// The arguments for swift-argument-parser: everything but the later outputs' options.
